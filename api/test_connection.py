@@ -1,0 +1,22 @@
+import asyncio
+
+from helpers.api import ApiHandler, Request
+
+# The probe has its own deadline (rerank_timeout); this caps the whole answer regardless.
+MAX_WAIT_S = 30.0
+
+
+class TestConnection(ApiHandler):
+    """Probe the settings form's current, unsaved values. Always answers JSON (never a
+    500 carrying server text or a secret); the key placeholder means "the stored key"."""
+
+    async def process(self, input: dict, request: Request) -> dict:
+        try:
+            from usr.plugins.a0_reranker.helpers import connection_test
+
+            form = input.get("config") if isinstance(input, dict) else None
+            return await asyncio.wait_for(connection_test.run(form), timeout=MAX_WAIT_S)
+        except asyncio.TimeoutError:
+            return {"ok": False, "report": {"ok": False, "verdict": "error", "reason": "the test took too long", "attempts": []}}
+        except Exception as exc:
+            return {"ok": False, "report": {"ok": False, "verdict": "error", "reason": f"the test failed: {type(exc).__name__}", "attempts": []}}

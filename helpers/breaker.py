@@ -1,0 +1,74 @@
+"""A circuit breaker per endpoint: after repeated failed calls the endpoint is skipped for a
+cool-down, so a dead server costs a recall nothing; then one trial call decides.
+
+Shared by every event loop in the process (chats, background memorisation, API requests),
+so the state is guarded by a thread lock rather than anything loop-bound.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+
+@dataclass
+class _State:
+    failures: int = 0
+    open_until: float = 0.0
+    trial_in_flight: bool = False
+    opened: int = 0  # how many times it has opened, for status output
+
+
+class CircuitBreaker:
+    def __init__(self, clock=time.monotonic):
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._states: dict[str, _State] = {}
+
+    def allow(self, key: str, failures_to_open: int, cooldown: float) -> bool:
+        """May a call go to ``key`` now? While open: no. After the cool-down: one trial."""
+        with self._lock:
+            state = self._states.get(key)
+            if state is None or state.failures < failures_to_open:
+                return True
+            if self._clock() < state.open_until or state.trial_in_flight:
+                return False
+            state.trial_in_flight = True  # half-open: exactly one caller tries
+            return True
+
+    def record_success(self, key: str) -> None:
+        with self._lock:
+            self._states.pop(key, None)
+
+    def record_failure(self, key: str, failures_to_open: int, cooldown: float) -> bool:
+        """Count a failed call; returns True when this failure opened (or re-opened) the breaker."""
+        with self._lock:
+            state = self._states.setdefault(key, _State())
+            state.failures += 1
+            state.trial_in_flight = False
+            if state.failures >= failures_to_open:
+                state.open_until = self._clock() + cooldown
+                state.opened += 1
+                return True
+            return False
+
+    def is_open(self, key: str, failures_to_open: int) -> bool:
+        with self._lock:
+            state = self._states.get(key)
+            return bool(state and state.failures >= failures_to_open and self._clock() < state.open_until)
+
+    def snapshot(self) -> dict[str, dict]:
+        now = self._clock()
+        with self._lock:
+            return {
+                key: {"failures": s.failures, "open_for_s": max(0.0, round(s.open_until - now, 1)), "times_opened": s.opened}
+                for key, s in self._states.items()
+            }
+
+    def reset(self) -> None:
+        with self._lock:
+            self._states.clear()
+
+
+BREAKER = CircuitBreaker()

@@ -1,0 +1,28 @@
+"""Saving settings: validate and coerce them, and keep the API key out of ``config.json``.
+
+The key goes to the host's ``usr/.env`` (``A0_RERANKER_API_KEY``); ``config.json`` and the
+settings panel only ever hold the placeholder, which means "the stored key".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from .settings import API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, coerce
+
+
+def prepare_for_save(settings: Mapping[str, Any], save_secret: Callable[[str, str], None]) -> dict[str, Any]:
+    """What to write to ``config.json``: every known key coerced, the key replaced by the
+    placeholder (stored through ``save_secret``). Raises ``SettingsError`` on a bad value."""
+    Settings.from_mapping(settings)  # the whole mapping must be valid, with its cross-checks
+    out = {key: coerce(key, value) for key, value in settings.items() if key in LIMITS}
+    key = str(settings.get("rerank_api_key") or "").strip()
+    if key and key != API_KEY_PLACEHOLDER:
+        save_secret(API_KEY_ENV, key)
+        out["rerank_api_key"] = API_KEY_PLACEHOLDER
+    elif not key:
+        save_secret(API_KEY_ENV, "")  # an emptied field means: forget the stored key
+        out["rerank_api_key"] = ""
+    else:
+        out["rerank_api_key"] = API_KEY_PLACEHOLDER
+    return out

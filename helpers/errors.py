@@ -1,0 +1,59 @@
+"""Typed errors of the reranker client. They stay inside the plugin: the public API and
+the recall wrapper turn every one of them into a fallback, never into an exception the
+host sees."""
+
+from __future__ import annotations
+
+
+class RerankError(Exception):
+    """Base of every failure the client can report. ``retryable`` drives the retry policy."""
+
+    retryable = False
+
+
+class MalformedResponse(RerankError):
+    """The server answered, but not with one valid, finite score per document."""
+
+
+class ServerError(RerankError):
+    """A non-2xx answer (or an ``error`` body on a 2xx). ``status`` is the HTTP status."""
+
+    def __init__(self, status: int, message: str, *, retry_after: float | None = None):
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:  # type: ignore[override]
+        return self.status in (429, 502, 503, 504)
+
+
+class BatchTooLarge(ServerError):
+    """TEI-style "batch size N > maximum allowed batch size M": split and send again."""
+
+    def __init__(self, status: int, message: str, limit: int):
+        super().__init__(status, message)
+        self.limit = limit
+
+
+class TransportError(RerankError):
+    """Connection refused or reset, DNS failure, TLS failure: worth one more try."""
+
+    retryable = True
+
+
+class DeadlineExceeded(RerankError):
+    """The call's total time budget ran out (retries included)."""
+
+
+class BreakerOpen(RerankError):
+    """The endpoint failed repeatedly and is being skipped for a cool-down."""
+
+
+class NotConfigured(RerankError):
+    """No endpoint, or a setting the call cannot work with."""
+
+
+class Refused(RerankError):
+    """The privacy guard would not send memory text to this endpoint."""

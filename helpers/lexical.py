@@ -1,0 +1,59 @@
+"""A built-in BM25 scorer: no server, no model, no dependency.
+
+It is the honest embedded default for the command line and a no-server setup. It is a
+lexical ranker, not a cross-encoder: it rewards shared (rare) words and knows nothing of
+meaning, so it cannot tell "PostgreSQL 14" from "migrated to PostgreSQL 16" by sense.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import Sequence
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9_.+#-]*[a-z0-9+#]|[a-z0-9]")
+_STOP = frozenset(
+    """a an and are as at be but by can could did do does for from had has have how i if in into is it its
+    me my of on or our so than that the their them then there these they this to was we were what when where
+    which who why will with would you your about after again all also any been before being both each few
+    further just more most no nor not now only other over own same should some such too under until up very
+    am he her here him his she us out off once""".split()
+)
+_K1, _B = 1.2, 0.75
+
+
+def _stem(word: str) -> str:
+    # A light suffix strip so "backups"/"backup" and "configured"/"configure" meet.
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def tokens(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP]
+
+
+def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
+    """BM25 of each document against the query, with IDF taken over ``documents`` themselves."""
+    docs = [Counter(tokens(d)) for d in documents]
+    if not docs:
+        return []
+    lengths = [sum(d.values()) for d in docs]
+    avg_len = (sum(lengths) / len(docs)) or 1.0
+    n = len(docs)
+    terms = set(tokens(query))
+    idf = {}
+    for term in terms:
+        df = sum(1 for d in docs if term in d)
+        idf[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    scores = []
+    for counts, length in zip(docs, lengths):
+        total = 0.0
+        for term in terms:
+            tf = counts.get(term, 0)
+            if tf:
+                total += idf[term] * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * length / avg_len))
+        scores.append(total)
+    return scores

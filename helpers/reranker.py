@@ -1,0 +1,197 @@
+"""The public API other plugins import.
+
+    from usr.plugins.a0_reranker.helpers import reranker
+    pairs = reranker.rerank(query, documents)   # [(orig_index, score), ...] best first, or None
+
+``rerank`` and ``arerank`` never raise: ``None`` means "reranker unavailable, keep your
+order". ``rerank`` is synchronous and blocking, and safe to call from a thread whose event
+loop is running; ``arerank`` is its async twin. ``config`` is a mapping of this plugin's
+setting keys; ``None`` means the plugin's configured settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from . import client, detect, lexical, privacy
+from .breaker import BREAKER
+from .errors import BreakerOpen, NotConfigured, Refused, RerankError
+from .settings import Settings, SettingsError, default_mapping
+
+log = logging.getLogger("a0_reranker")
+PLUGIN_NAME = "a0_reranker"
+
+Ranking = list[tuple[int, float]]
+
+
+def configured_mapping(agent: Any = None) -> Mapping[str, Any]:
+    """The host's saved config when running inside Agent Zero, else ``default_config.yaml``."""
+    if __package__ and __package__.startswith("usr.plugins."):
+        try:
+            from helpers import plugins  # the host's module, only present inside Agent Zero
+
+            return plugins.get_plugin_config(PLUGIN_NAME, agent=agent) or default_mapping()
+        except Exception as exc:  # a broken host config must not break a caller
+            log.warning("a0_reranker: reading the plugin config failed (%s); using defaults", type(exc).__name__)
+    return default_mapping()
+
+
+def load_settings(config: Mapping[str, Any] | None = None, agent: Any = None) -> Settings:
+    return Settings.from_mapping(configured_mapping(agent) if config is None else config)
+
+
+@dataclass
+class Scored:
+    """Scores in input order, and what they mean."""
+
+    scores: list[float]
+    scale: str
+    verdict: detect.Verdict | None
+
+
+def _breaker_key(settings: Settings) -> str:
+    return f"{settings.endpoint}|{settings.model}|{settings.api}"
+
+
+async def score_documents(settings: Settings, query: str, documents: Sequence[str], deadline: client.Deadline | None = None) -> Scored:
+    """Scores for ``documents`` in input order. Raises ``RerankError``; callers fall back."""
+    deadline = deadline or client.Deadline.after(settings.timeout)
+    if settings.api == "lexical":
+        return Scored(lexical.bm25_scores(query, documents), "bm25", None)
+    if settings.api == "local":
+        from . import local
+
+        scores = await local.score(settings, query, documents)
+        return Scored(scores, detect.score_scale(scores), detect.cached(settings))
+    if not settings.endpoint:
+        raise NotConfigured("no endpoint set (setting 'rerank_endpoint')")
+    refusal = await privacy.check(settings)
+    if refusal:
+        raise Refused(refusal)
+    if settings.redact:
+        query, documents = privacy.redact(query), [privacy.redact(d) for d in documents]
+    key = _breaker_key(settings)
+    if not BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown):
+        raise BreakerOpen(f"endpoint failing; skipped for up to {settings.breaker_cooldown:g} s")
+    try:
+        verdict = await detect.resolve(settings, deadline)
+        scores = await client.score(settings, verdict.route, query, documents, deadline, batch_limit=verdict.batch_limit)
+    except asyncio.CancelledError:
+        raise
+    except BaseException:
+        # The endpoint may have changed (a restart with another model, a new version):
+        # probe again once it recovers, and count the failure toward the breaker.
+        detect.forget(settings)
+        if BREAKER.record_failure(key, settings.breaker_failures, settings.breaker_cooldown):
+            log.warning("a0_reranker: %s failing; circuit breaker open for %g s", settings.endpoint, settings.breaker_cooldown)
+        raise
+    BREAKER.record_success(key)
+    return Scored(scores, verdict.scale, verdict)
+
+
+def ranking(scores: Sequence[float]) -> Ranking:
+    """Best first; ties keep the input order, so equal scores never shuffle documents."""
+    return sorted(((i, s) for i, s in enumerate(scores)), key=lambda pair: (-pair[1], pair[0]))
+
+
+async def arerank(query: str, documents: Sequence[str], *, config: Mapping[str, Any] | None = None) -> Ranking | None:
+    try:
+        documents = list(documents)
+        if not documents:
+            return []
+        if not isinstance(query, str) or not all(isinstance(d, str) for d in documents):
+            raise TypeError("query and documents must be strings")
+        settings = load_settings(config)
+        if not settings.enabled or not settings.configured:
+            return None
+        return ranking((await score_documents(settings, query, documents)).scores)
+    except asyncio.CancelledError:
+        raise
+    except (RerankError, SettingsError, TypeError) as exc:
+        log.info("a0_reranker: rerank unavailable: %s", exc)
+        return None
+    except Exception:  # never into the caller's code
+        log.exception("a0_reranker: unexpected error in arerank")
+        return None
+
+
+# ---------------------------------------------------------------------------------------
+# The synchronous bridge: one private event loop in a daemon thread. Running the coroutine
+# there (not with asyncio.run in the caller's thread) works whether or not the caller's
+# thread has a running loop, and keeps one pooled HTTP client across calls.
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_thread: threading.Thread | None = None
+
+
+def _bridge_loop() -> asyncio.AbstractEventLoop:
+    global _loop, _loop_thread
+    with _loop_lock:
+        if _loop is None or not _loop_thread or not _loop_thread.is_alive():
+            _loop = asyncio.new_event_loop()
+            _loop_thread = threading.Thread(target=_loop.run_forever, name="a0_reranker-sync", daemon=True)
+            _loop_thread.start()
+        return _loop
+
+
+def _run_sync(coro_factory, timeout: float, default: Any) -> Any:
+    if threading.current_thread() is _loop_thread:  # called from our own loop: it would deadlock
+        log.warning("a0_reranker: the synchronous API was called from its own worker loop; use arerank")
+        return default
+    future = asyncio.run_coroutine_threadsafe(coro_factory(), _bridge_loop())
+    try:
+        return future.result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        return default
+    except Exception:
+        return default
+
+
+def rerank(query: str, documents: Sequence[str], *, config: Mapping[str, Any] | None = None) -> Ranking | None:
+    """Synchronous ``arerank``. Blocks the calling thread for at most the configured timeout."""
+    try:
+        if not list(documents):
+            return []
+        timeout = load_settings(config).timeout + 1.0
+    except Exception:
+        return None
+    return _run_sync(lambda: arerank(query, documents, config=config), timeout, None)
+
+
+async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A live correctness probe; the report as a dict (no secrets). Never raises."""
+    try:
+        settings = load_settings(config)
+    except SettingsError as exc:
+        return {"ok": False, "verdict": "bad_setting", "reason": str(exc), "setting": exc.key, "attempts": []}
+    refusal = await privacy.check(settings)
+    if refusal:
+        return {"ok": False, "verdict": "refused", "reason": refusal, "endpoint": settings.endpoint, "attempts": []}
+    detect.forget(settings)
+    report = await detect.probe(settings)
+    out = report.as_dict()
+    out["notes"] += privacy.notes(settings)
+    return out
+
+
+def probe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    try:
+        timeout = load_settings(config).timeout + 1.0
+    except Exception:
+        timeout = 10.0
+    fail = {"ok": False, "verdict": "error", "reason": "the probe did not finish in time", "attempts": []}
+    return _run_sync(lambda: aprobe(config), timeout, fail)
+
+
+def status() -> dict[str, Any]:
+    """Counters, latency and breaker state; safe to show anywhere."""
+    from .stats import STATS
+
+    return {"stats": STATS.snapshot(), "breaker": BREAKER.snapshot(), "checked_at": time.time()}

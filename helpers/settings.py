@@ -1,0 +1,258 @@
+"""Settings: the one place that reads, coerces and validates the plugin's configuration.
+
+Defaults come from ``default_config.yaml`` only. Values typed into the settings panel or
+written by an LLM arrive as strings ("20", "true"); ``Settings.from_mapping`` coerces them
+and raises ``SettingsError`` naming the key and what it accepts when a value is unusable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+PLUGIN_DIR = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG_PATH = PLUGIN_DIR / "default_config.yaml"
+
+# The settings panel shows this instead of a stored key; sent back, it means "keep it".
+API_KEY_PLACEHOLDER = "************"
+# Where the save hook stores the key (the host's usr/.env). Not A0_SET_*: that prefix
+# would turn it into a config default the settings panel could display.
+API_KEY_ENV = "A0_RERANKER_API_KEY"
+
+APIS = ("auto", "rerank", "qwen3_score", "lexical", "local")
+DEVICES = ("cpu", "cuda", "mps", "auto")
+
+
+class SettingsError(ValueError):
+    """A setting has a value the plugin cannot use. ``key`` names it."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"setting '{key}': {message}")
+        self.key = key
+
+
+@dataclass(frozen=True)
+class Limit:
+    """What one setting accepts. ``kind`` is bool, int, float, str or 'choice'."""
+
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    nullable: bool = False
+
+    def describe(self) -> str:
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind in ("int", "float"):
+            noun = "a whole number" if self.kind == "int" else "a number"
+            text = f"{noun} from {_fmt(self.low)} to {_fmt(self.high)}"
+            return text + (" (or empty for off)" if self.nullable else "")
+        return "text"
+
+
+def _fmt(x: float | None) -> str:
+    return "any" if x is None else (str(int(x)) if float(x).is_integer() else str(x))
+
+
+# Every setting's limits. The panel's form limits are checked against this table in tests.
+LIMITS: dict[str, Limit] = {
+    "rerank_enabled": Limit("bool"),
+    "rerank_apply": Limit("bool"),
+    "rerank_api": Limit("choice", choices=APIS),
+    "rerank_endpoint": Limit("str"),
+    "rerank_model": Limit("str"),
+    "rerank_api_key": Limit("str"),
+    "rerank_timeout": Limit("float", 0.5, 120),
+    "rerank_candidates": Limit("int", 1, 500),
+    "rerank_instruction": Limit("str"),
+    "rerank_max_doc_chars": Limit("int", 100, 200_000),
+    "rerank_max_query_chars": Limit("int", 50, 50_000),
+    "rerank_pool_threshold": Limit("float", 0, 1),
+    "rerank_search_message": Limit("bool"),
+    "rerank_search_followup": Limit("bool"),
+    "rerank_followup_chars": Limit("int", 0, 5000),
+    "rerank_retries": Limit("int", 0, 10),
+    "rerank_batch_size": Limit("int", 0, 10_000),
+    "rerank_max_concurrency": Limit("int", 1, 64),
+    "rerank_breaker_failures": Limit("int", 1, 100),
+    "rerank_breaker_cooldown": Limit("float", 0, 3600),
+    "rerank_cache": Limit("bool"),
+    "rerank_cache_ttl": Limit("float", 0, 86_400),
+    "rerank_cache_entries": Limit("int", 0, 1_000_000),
+    "rerank_min_score": Limit("float", -1e6, 1e6, nullable=True),
+    "rerank_relative_floor": Limit("float", 0, 1),
+    "rerank_recency_weight": Limit("float", 0, 1),
+    "rerank_recency_half_life_days": Limit("float", 0.01, 36_500),
+    "rerank_mmr_lambda": Limit("float", 0, 1),
+    "rerank_private_only": Limit("bool"),
+    "rerank_redact": Limit("bool"),
+    "rerank_shadow_log": Limit("str"),
+    "rerank_local_model": Limit("str"),
+    "rerank_local_device": Limit("choice", choices=DEVICES),
+    "rerank_local_max_length": Limit("int", 16, 8192),
+    "rerank_local_batch_size": Limit("int", 1, 1024),
+}
+
+
+@functools.lru_cache(maxsize=1)
+def default_mapping() -> Mapping[str, Any]:
+    """The parsed ``default_config.yaml`` (read once per process)."""
+    with open(DEFAULT_CONFIG_PATH, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    missing = set(LIMITS) - set(data)
+    extra = set(data) - set(LIMITS)
+    if missing or extra:  # a packaging mistake, not a user error
+        raise RuntimeError(f"default_config.yaml out of step: missing {missing}, unknown {extra}")
+    return data
+
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off", ""}
+
+
+def coerce(key: str, value: Any) -> Any:
+    """Coerce one raw value for ``key``; raise ``SettingsError`` if it does not fit."""
+    limit = LIMITS[key]
+    bad = SettingsError(key, f"got {value!r}, expected {limit.describe()}")
+    if limit.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+        raise bad
+    if limit.kind == "choice":
+        text = str(value).strip().lower() if isinstance(value, str) else None
+        if text not in limit.choices:
+            raise bad
+        return text
+    if limit.kind == "str":
+        if value is None:
+            return ""
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise bad
+        return str(value).strip() if key != "rerank_instruction" else str(value)
+    # numbers
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if limit.nullable:
+            return None
+        raise bad
+    if isinstance(value, bool):
+        raise bad
+    try:
+        number = float(value.strip()) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        raise bad from None
+    if not math.isfinite(number):
+        raise bad
+    if limit.kind == "int":
+        if not number.is_integer():
+            raise bad
+        number = int(number)
+    if (limit.low is not None and number < limit.low) or (limit.high is not None and number > limit.high):
+        raise bad
+    return number
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated plugin settings. Build with ``from_mapping``; never mutate."""
+
+    enabled: bool
+    apply: bool
+    api: str
+    endpoint: str
+    model: str
+    timeout: float
+    candidates: int
+    instruction: str
+    max_doc_chars: int
+    max_query_chars: int
+    pool_threshold: float
+    search_message: bool
+    search_followup: bool
+    followup_chars: int
+    retries: int
+    batch_size: int
+    max_concurrency: int
+    breaker_failures: int
+    breaker_cooldown: float
+    cache: bool
+    cache_ttl: float
+    cache_entries: int
+    min_score: float | None
+    relative_floor: float
+    recency_weight: float
+    recency_half_life_days: float
+    mmr_lambda: float
+    private_only: bool
+    redact: bool
+    shadow_log: str
+    local_model: str
+    local_device: str
+    local_max_length: int
+    local_batch_size: int
+    # The resolved secret: kept out of repr, str, equality and every report.
+    api_key: str = field(default="", repr=False, compare=False)
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None) -> "Settings":
+        """Defaults overlaid with ``mapping``; unknown keys are ignored (older configs)."""
+        if mapping is not None and not isinstance(mapping, Mapping):
+            raise SettingsError("config", f"expected a mapping of settings, got {type(mapping).__name__}")
+        merged = dict(default_mapping())
+        for key, value in (mapping or {}).items():
+            if key in LIMITS:
+                merged[key] = value
+        values = {key: coerce(key, merged[key]) for key in LIMITS}
+        endpoint = values["rerank_endpoint"].rstrip("/")
+        if endpoint and not endpoint.lower().startswith(("http://", "https://")):
+            raise SettingsError("rerank_endpoint", f"got {endpoint!r}, expected an http:// or https:// URL")
+        kwargs = {key.removeprefix("rerank_"): values[key] for key in LIMITS if key != "rerank_api_key"}
+        kwargs["endpoint"] = endpoint
+        kwargs["api_key"] = resolve_api_key(values["rerank_api_key"], env)
+        return cls(**kwargs)
+
+    @property
+    def configured(self) -> bool:
+        """True when there is something to call: an endpoint, or an in-process reranker."""
+        return self.api in ("lexical", "local") or bool(self.endpoint)
+
+    @property
+    def key_fingerprint(self) -> str:
+        """A short, one-way tag of the key, so caches can tell keys apart without holding them."""
+        if not self.api_key:
+            return ""
+        return hashlib.sha256(self.api_key.encode()).hexdigest()[:12]
+
+    def replace(self, **changes: Any) -> "Settings":
+        return dataclasses.replace(self, **changes)
+
+    def public_dict(self) -> dict[str, Any]:
+        """Every setting as the panel names it, with the key shown only as set / not set."""
+        out = {"rerank_" + f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "api_key"}
+        out["rerank_api_key"] = API_KEY_PLACEHOLDER if self.api_key else ""
+        return out
+
+
+def resolve_api_key(raw: str, env: Mapping[str, str] | None = None) -> str:
+    """The placeholder means "the stored key"; anything else is the key itself ("" = none)."""
+    raw = (raw or "").strip()
+    if raw == API_KEY_PLACEHOLDER:
+        source = os.environ if env is None else env
+        return (source.get(API_KEY_ENV) or "").strip()
+    if raw.lower() in ("none", "null"):
+        return ""
+    return raw

@@ -1,0 +1,83 @@
+"""One status summary for the status tool, the status API and the CLI: is the plugin on for
+this agent, is the wrap live, what does it talk to, and what happened recently."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import detect, recall
+from .breaker import BREAKER
+from .reranker import PLUGIN_NAME, configured_mapping
+from .settings import Settings, SettingsError
+from .stats import STATS
+
+
+def collect(agent: Any = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"plugin": PLUGIN_NAME, "wrap_live": recall.is_wrapped()}
+    try:
+        from helpers import plugins
+
+        out["enabled_for_agent"] = PLUGIN_NAME in plugins.get_enabled_plugins(agent)
+    except Exception:
+        out["enabled_for_agent"] = None
+    try:
+        settings = Settings.from_mapping(configured_mapping(agent))
+    except SettingsError as exc:
+        out["settings_error"] = str(exc)
+        settings = None
+    if settings is not None:
+        verdict = detect.cached(settings)
+        out.update(
+            setting_enabled=settings.enabled,
+            mode="apply" if settings.apply else "shadow",
+            api_setting=settings.api,
+            endpoint=settings.endpoint or None,
+            model=settings.model or None,
+            configured=settings.configured,
+            api_key_set=bool(settings.api_key),
+            detected=({"route": verdict.route.describe() if verdict.route else settings.api, "api": verdict.route.api if verdict.route else settings.api, "scale": verdict.scale, "batch_limit": verdict.batch_limit} if verdict else None),
+        )
+    out["stats"] = STATS.snapshot(last=5)
+    out["breaker"] = BREAKER.snapshot()
+    return out
+
+
+def summary_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> str:
+    """Plain text for the agent: the verdict first, then the details."""
+    lines = []
+    enabled = status.get("enabled_for_agent") and status.get("setting_enabled", False)
+    if status.get("settings_error"):
+        verdict = f"NOT WORKING: a setting is invalid: {status['settings_error']}"
+    elif not enabled:
+        verdict = "OFF: the plugin is disabled for this agent; recall uses Agent Zero's own order"
+    elif not status.get("configured"):
+        verdict = "INERT: no reranker endpoint is configured (Settings > Agent > Reranker)"
+    elif not status.get("wrap_live"):
+        verdict = "NOT WORKING: the memory search is not wrapped (restart Agent Zero)"
+    elif probe is not None:
+        verdict = ("WORKING: " if probe.get("ok") else "NOT WORKING: ") + str(probe.get("reason"))
+    else:
+        totals = status["stats"]["totals"]
+        verdict = f"ON ({status.get('mode')} mode): {totals.get('reranked', 0)} reranked, {totals.get('shadow', 0)} shadow, {totals.get('fallback', 0)} fallbacks so far"
+    lines.append(verdict)
+    lines.append(f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: {status.get('api_setting', '-')}  api key: {'set' if status.get('api_key_set') else 'none'}")
+    detected = (probe or {}).get("route") or (status.get("detected") or {}).get("route")
+    lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.get('wrap_live')}")
+    stats = status["stats"]
+    lat = stats["latency_ms"]
+    lines.append(f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; fallbacks by reason: {stats['fallback_reasons'] or 'none'}")
+    if stats.get("last_error"):
+        lines.append(f"last error: {stats['last_error']['reason']}")
+    notes = [r["reason"] for r in stats["recent"] if r["outcome"] in ("reranked", "shadow") and r["reason"]]
+    if notes:
+        lines.append(f"note: {notes[-1]}")
+    if stats.get("shadow"):
+        s = stats["shadow"]
+        lines.append(f"shadow: top result would change in {s['top_changed']}/{s['searches']} searches; mean overlap@k {s['mean_overlap_at_k']}; {s['promoted_from_below_cut']} memories from below the host's cut")
+    for name, state in status.get("breaker", {}).items():
+        if state["open_for_s"]:
+            lines.append(f"circuit breaker open for {state['open_for_s']} s more: {name.split('|')[0]}")
+    if probe is not None:
+        for attempt in probe.get("attempts", []):
+            lines.append(f"  tried {attempt['route']}: {attempt['verdict']} ({attempt['reason'][:120]})")
+    return "\n".join(lines)

@@ -1,0 +1,48 @@
+"""Agent Zero lifecycle hooks. The host loads this file on its own (not as a package
+module), so plugin code is imported by its full ``usr.plugins.a0_reranker`` path.
+
+``install`` must never raise: a failing install makes the host delete the plugin.
+"""
+
+import logging
+
+log = logging.getLogger("a0_reranker")
+
+
+def install():
+    try:
+        from usr.plugins.a0_reranker.helpers import recall
+
+        recall.ensure_wrapped()
+    except Exception as exc:  # the next start or recall wraps instead
+        log.warning("a0_reranker: install could not wrap the memory search: %s", exc)
+
+
+def uninstall():
+    try:
+        from usr.plugins.a0_reranker.helpers import recall
+
+        recall.unwrap()
+    except Exception as exc:
+        log.warning("a0_reranker: uninstall could not unwrap: %s", exc)
+
+
+def pre_update():
+    # The pulled code will wrap again at the next start or recall.
+    uninstall()
+
+
+def save_plugin_config(settings=None, **kwargs):
+    """Validate and coerce the settings; move the API key into usr/.env. Raising shows the
+    message in the settings modal instead of saving a value the plugin cannot use."""
+    from helpers import dotenv
+    from usr.plugins.a0_reranker.helpers import config_store, detect, recall
+    from usr.plugins.a0_reranker.helpers.settings import SettingsError
+
+    try:
+        saved = config_store.prepare_for_save(settings or {}, dotenv.save_dotenv_value)
+    except SettingsError as exc:
+        raise ValueError(str(exc)) from None
+    recall.forget_settings()
+    detect.forget()
+    return saved

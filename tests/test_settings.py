@@ -1,0 +1,82 @@
+"""Settings: one source of defaults, coercion of UI/LLM strings, clear errors naming the key."""
+
+import pytest
+import yaml
+
+from helpers.settings import API_KEY_ENV, API_KEY_PLACEHOLDER, DEFAULT_CONFIG_PATH, LIMITS, Settings, SettingsError
+
+
+def test_defaults_come_from_default_config_yaml_only():
+    raw = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text())
+    settings = Settings.from_mapping({})
+    assert set(raw) == set(LIMITS)
+    for key, value in raw.items():
+        if key == "rerank_api_key":
+            continue
+        assert getattr(settings, key.removeprefix("rerank_")) == value, key
+
+
+def test_reference_plugin_defaults_are_kept():
+    s = Settings.from_mapping({})
+    assert (s.api, s.candidates, s.max_doc_chars) == ("auto", 20, 8000)
+    assert s.instruction == "Given a web search query, retrieve relevant passages that answer the query"
+    assert not s.configured  # no endpoint: inert
+
+
+@pytest.mark.parametrize(
+    "key, raw, expected",
+    [
+        ("rerank_candidates", "20", 20),
+        ("rerank_candidates", 30.0, 30),
+        ("rerank_apply", "true", True),
+        ("rerank_apply", "OFF", False),
+        ("rerank_apply", 0, False),
+        ("rerank_timeout", " 2.5 ", 2.5),
+        ("rerank_api", "Qwen3_Score", "qwen3_score"),
+        ("rerank_min_score", "", None),
+        ("rerank_min_score", "-3", -3.0),
+        ("rerank_endpoint", " http://127.0.0.1:8080/ ", "http://127.0.0.1:8080"),
+    ],
+)
+def test_strings_from_the_ui_or_an_llm_are_coerced(key, raw, expected):
+    assert getattr(Settings.from_mapping({key: raw}), key.removeprefix("rerank_")) == expected
+
+
+@pytest.mark.parametrize(
+    "key, raw, fragment",
+    [
+        ("rerank_candidates", "many", "a whole number from 1 to 500"),
+        ("rerank_candidates", 2.5, "whole number"),
+        ("rerank_candidates", 0, "from 1 to 500"),
+        ("rerank_timeout", "nan", "a number"),
+        ("rerank_apply", "perhaps", "true or false"),
+        ("rerank_api", "openai", "one of auto, rerank, qwen3_score, lexical, local"),
+        ("rerank_endpoint", "localhost:8080", "http:// or https://"),
+        ("rerank_enabled", [1], "true or false"),
+        ("rerank_model", {"a": 1}, "text"),
+        ("rerank_candidates", True, "whole number"),
+    ],
+)
+def test_bad_values_raise_one_error_type_naming_the_key(key, raw, fragment):
+    with pytest.raises(SettingsError) as info:
+        Settings.from_mapping({key: raw})
+    assert info.value.key == key
+    assert key in str(info.value) and fragment in str(info.value)
+
+
+def test_a_non_mapping_config_is_a_clear_error():
+    with pytest.raises(SettingsError, match="mapping"):
+        Settings.from_mapping(["rerank_api"])
+
+
+def test_unknown_keys_are_ignored():
+    assert Settings.from_mapping({"some_old_key": 1}).api == "auto"
+
+
+def test_placeholder_means_the_stored_key_and_the_key_stays_out_of_repr():
+    s = Settings.from_mapping({"rerank_api_key": API_KEY_PLACEHOLDER}, env={API_KEY_ENV: "sk-stored-123"})
+    assert s.api_key == "sk-stored-123"
+    assert "sk-stored-123" not in repr(s) and "sk-stored-123" not in str(s.public_dict())
+    assert s.public_dict()["rerank_api_key"] == API_KEY_PLACEHOLDER
+    assert s.key_fingerprint and "sk-stored" not in s.key_fingerprint
+    assert Settings.from_mapping({"rerank_api_key": "None"}).api_key == ""

@@ -1,0 +1,19 @@
+from helpers.tool import Response, Tool
+
+
+class RerankerStatus(Tool):
+    """Reports whether the reranker plugin works: enabled, wrap live, endpoint and detected
+    API, recent stats; with probe=true it also runs a live correctness probe."""
+
+    async def execute(self, probe=False, **kwargs):
+        try:
+            from usr.plugins.a0_reranker.helpers import reranker, status_report
+
+            status = status_report.collect(self.agent)
+            report = None
+            if str(probe).strip().lower() in ("true", "1", "yes", "on"):
+                report = await reranker.aprobe(reranker.configured_mapping(self.agent))
+            text = status_report.summary_text(status, report)
+        except Exception as exc:  # the tool must answer, whatever is broken
+            text = f"The reranker status could not be read: {type(exc).__name__}: {exc}"
+        return Response(message=text, break_loop=False)
