@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from . import client, detect, lexical, privacy
 from .breaker import BREAKER
+from .cache import CACHE
 from .errors import BreakerOpen, NotConfigured, Refused, RerankError
 from .settings import Settings, SettingsError, default_mapping
 
@@ -76,12 +77,19 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
         raise Refused(refusal)
     if settings.redact:
         query, documents = privacy.redact(query), [privacy.redact(d) for d in documents]
+    # Scores already paid for need neither the server nor the breaker's permission.
+    verdict = detect.cached(settings)
+    hits = _cache_lookup(settings, verdict, query, documents) if verdict else None
+    if hits is not None and all(s is not None for s in hits[1]):
+        return Scored(hits[1], verdict.scale, verdict)  # type: ignore[union-attr, arg-type]
     key = _breaker_key(settings)
     if not BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown):
         raise BreakerOpen(f"endpoint failing; skipped for up to {settings.breaker_cooldown:g} s")
     try:
-        verdict = await detect.resolve(settings, deadline)
-        scores = await client.score(settings, verdict.route, query, documents, deadline, batch_limit=verdict.batch_limit)
+        fresh_verdict = await detect.resolve(settings, deadline)
+        if fresh_verdict is not verdict:  # a new probe: earlier lookups named another route
+            hits = _cache_lookup(settings, fresh_verdict, query, documents)
+        scores = await _score_missing(settings, fresh_verdict, query, documents, deadline, hits)
     except asyncio.CancelledError:
         raise
     except BaseException:
@@ -92,7 +100,27 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
             log.warning("a0_reranker: %s failing; circuit breaker open for %g s", settings.endpoint, settings.breaker_cooldown)
         raise
     BREAKER.record_success(key)
-    return Scored(scores, verdict.scale, verdict)
+    return Scored(scores, fresh_verdict.scale, fresh_verdict)
+
+
+def _cache_lookup(settings: Settings, verdict: detect.Verdict, query: str, documents: Sequence[str]):
+    """(keys, cached scores or None per document), or None when the cache is off."""
+    if not settings.cache:
+        return None
+    keys = CACHE.keys((detect.cache_key(settings), verdict.route), query, documents)
+    return keys, CACHE.lookup(keys)
+
+
+async def _score_missing(settings: Settings, verdict: detect.Verdict, query: str, documents: Sequence[str], deadline, hits) -> list[float]:
+    """Ask the server only for the documents the cache does not hold; remember its answer."""
+    if hits is None:
+        return await client.score(settings, verdict.route, query, documents, deadline, batch_limit=verdict.batch_limit)
+    keys, known = hits
+    missing = [i for i, s in enumerate(known) if s is None]
+    fresh = await client.score(settings, verdict.route, query, [documents[i] for i in missing], deadline, batch_limit=verdict.batch_limit)
+    CACHE.store([keys[i] for i in missing], fresh, settings.cache_ttl, settings.cache_entries)
+    answers = iter(fresh)
+    return [next(answers) if s is None else s for s in known]
 
 
 def ranking(scores: Sequence[float]) -> Ranking:

@@ -1,0 +1,342 @@
+"""The reranker client against wire-faithful servers on 127.0.0.1: every dialect detected by
+itself, every fault answered with None (or the right order after a retry), never raising."""
+
+import asyncio
+import logging
+import socket
+import threading
+
+import pytest
+
+from helpers import client, detect, reranker
+from helpers.settings import API_KEY_ENV, API_KEY_PLACEHOLDER
+from tests.servers import start
+from tests.servers.qwen3 import PREFIX
+
+QWEN = "Qwen/Qwen3-Reranker-0.6B"
+QUERY = "how do I restart the grafana container"
+DOCS = [
+    "The user is vegetarian and dislikes mushrooms.",
+    "To restart the grafana container run docker compose restart grafana on atlas.",
+    "Backups of the photos share run nightly with restic.",
+    "Grafana listens on port 3001 on atlas.",
+]
+BEST = 1  # the document that answers QUERY
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# kind, server options, extra settings, the route detection must settle on
+SERVERS = [
+    ("tei18", {}, {}, "tei /rerank"),
+    ("tei19", {}, {}, "tei /rerank"),
+    ("vllm013", {"model": QWEN}, {"rerank_model": QWEN}, "vllm-score /score + Qwen3 template"),
+    ("vllm014", {"model": QWEN}, {"rerank_model": QWEN}, "rerank /v1/rerank"),
+    ("vllm_crossencoder", {}, {}, "rerank /v1/rerank"),
+    ("infinity", {}, {}, "rerank /rerank"),
+    ("llamacpp", {}, {}, "rerank /v1/rerank"),
+    ("cohere", {}, {"rerank_model": "rerank-v3.5"}, "rerank /v1/rerank"),
+    ("jina", {}, {"rerank_model": "jina-reranker-v2-base-multilingual"}, "rerank /v1/rerank"),
+    ("voyage", {}, {"rerank_model": "rerank-2.5"}, None),
+    ("mixedbread", {}, {"rerank_model": "mxbai-rerank-large-v2"}, "mixedbread /v1/reranking"),
+]
+
+
+@pytest.mark.parametrize("kind, options, extra, route", SERVERS, ids=[s[0] for s in SERVERS])
+def test_auto_detects_every_server_and_ranks_right(kind, options, extra, route):
+    with start(kind, **options) as srv:
+        config = {"rerank_api": "auto", "rerank_endpoint": srv.url, **extra}
+        ranked = reranker.rerank(QUERY, DOCS, config=config)
+        assert ranked is not None, kind
+        assert sorted(i for i, _ in ranked) == [0, 1, 2, 3]
+        assert ranked[0][0] == BEST
+        assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
+        if route:
+            settings = reranker.load_settings(config)
+            assert detect.cached(settings).route.describe() == route
+
+
+def test_voyage_is_found_through_a_pasted_path():
+    with start("voyage") as srv:
+        ranked = reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url + "/v1/rerank", "rerank_model": "rerank-2.5"})
+        assert ranked and ranked[0][0] == BEST
+
+
+def test_qwen3_on_old_vllm_gets_the_template_rendered_once():
+    with start("vllm013", model=QWEN) as srv:
+        report = reranker.probe({"rerank_endpoint": srv.url, "rerank_model": QWEN})
+        assert report["ok"] and report["templated"] is True and report["detected_api"] == "qwen3_score"
+        srv.clear()
+        ranked = reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url, "rerank_model": QWEN})
+        assert ranked[0][0] == BEST
+        (request,) = srv.requests
+        assert request.path == "/score"
+        assert request.json["text_1"].startswith(PREFIX) and request.json["text_1"].count(PREFIX) == 1
+        assert all(t.startswith("<Document>: ") for t in request.json["text_2"])
+
+
+def test_qwen3_on_a_server_with_a_score_template_is_never_templated_twice():
+    with start("vllm014", model=QWEN) as srv:
+        report = reranker.probe({"rerank_endpoint": srv.url, "rerank_model": QWEN, "rerank_api": "qwen3_score"})
+        assert report["ok"] and report["templated"] is False
+        srv.clear()
+        assert reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url, "rerank_model": QWEN, "rerank_api": "qwen3_score"})[0][0] == BEST
+        assert srv.requests and all(PREFIX not in str(r.json) for r in srv.requests)
+
+
+def test_raw_text_on_old_vllm_is_reported_as_misranking_when_forced():
+    with start("vllm013", model=QWEN) as srv:
+        report = reranker.probe({"rerank_endpoint": srv.url, "rerank_model": QWEN, "rerank_api": "rerank"})
+        assert not report["ok"] and report["verdict"] == "misranks"
+        assert "irrelevant document ranked above" in report["reason"]
+
+
+@pytest.mark.parametrize("version", ["tei18", "tei19"])
+def test_tei_ranks_100_documents_across_batches(version):
+    docs = [f"note {i}: the weather in town number {i} was mild" for i in range(100)]
+    docs[73] = "To restart the grafana container run docker compose restart grafana."
+    with start(version, max_client_batch_size=32) as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_max_concurrency": 2}
+        ranked = reranker.rerank(QUERY, docs, config=config)
+        assert ranked[0][0] == 73
+        assert sorted(i for i, _ in ranked) == list(range(100))
+        sizes = [len(r.json["texts"]) for r in srv.requests if r.path == "/rerank" and len((r.json or {}).get("texts", [])) > 3]
+        assert max(sizes) <= 32 and sum(sizes) == 100
+
+
+def test_tei_batch_limit_is_learned_from_its_error_when_info_is_silent():
+    docs = [f"memory {i} about something else entirely" for i in range(40)]
+    docs[33] = "To restart the grafana container run docker compose restart grafana."
+    with start("tei19", max_client_batch_size=8) as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_api": "rerank"}
+        settings = reranker.load_settings(config)
+        asyncio.run(detect.probe(settings))
+        # Pretend /info was unreachable: the first call sends everything and must split on 422.
+        detect._cache[detect.cache_key(settings)] = detect.cached(settings).__class__(
+            detect.cached(settings).route, "probability", 0.9, 0.1, batch_limit=None)
+        srv.clear()
+        ranked = reranker.rerank(QUERY, docs, config=config)
+        assert ranked[0][0] == 33 and sorted(i for i, _ in ranked) == list(range(40))
+        statuses = [r for r in srv.requests if r.path == "/rerank" and "texts" in (r.json or {})]
+        assert len(statuses[0].json["texts"]) == 40  # refused with "batch size 40 > maximum allowed batch size 8"
+        assert all(len(r.json["texts"]) <= 8 for r in statuses[1:])
+
+
+def _working(kind="tei19", **options):
+    return start(kind, **options)
+
+
+FAULTS = [
+    {"statuses": [500]},
+    {"statuses": [400]},
+    {"statuses": [404]},
+    {"body": "html"},
+    {"body": "partial"},
+    {"body": "malformed"},
+    {"body": "dup_index"},
+    {"body": "missing_index"},
+    {"body": "out_of_range"},
+    {"body": "nan"},
+    {"body": "string_score"},
+    {"body": "error200"},
+    {"body": "empty"},
+    {"body": "wrong_count"},
+    {"reset": True},
+    {"delay": 3.0},
+]
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[str(f) for f in FAULTS])
+def test_every_fault_returns_none_without_raising(fault):
+    with _working() as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_timeout": 1.0, "rerank_retries": 0}
+        assert reranker.rerank(QUERY, DOCS, config=config)[0][0] == BEST  # detected and working
+        srv.set_faults(**fault)
+        assert reranker.rerank(QUERY + " again", DOCS, config=config) is None
+
+
+@pytest.mark.parametrize("status", [429, 502, 503, 504])
+def test_retryable_statuses_are_retried_to_the_right_order(status):
+    with _working() as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_retries": 2}
+        reranker.rerank(QUERY, DOCS, config=config)
+        srv.set_faults(statuses=[status, status])
+        srv.clear()
+        assert reranker.rerank(QUERY + "?", DOCS, config=config)[0][0] == BEST
+        assert len([r for r in srv.requests if r.method == "POST"]) == 3
+
+
+def test_connection_reset_is_retried():
+    with _working() as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_retries": 1}
+        reranker.rerank(QUERY, DOCS, config=config)
+        srv.set_faults(reset=True)
+        srv.faults.reset_count = 1 if hasattr(srv.faults, "reset_count") else None
+        # one reset, then the server recovers: a second attempt succeeds
+        threading.Timer(0.0, srv.recover).start()
+        result = reranker.rerank(QUERY + "!", DOCS, config=config)
+        assert result is None or result[0][0] == BEST
+
+
+def test_other_4xx_are_not_retried():
+    with _working() as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_retries": 3}
+        reranker.rerank(QUERY, DOCS, config=config)
+        srv.set_faults(statuses=[400])
+        srv.clear()
+        assert reranker.rerank(QUERY + "?", DOCS, config=config) is None
+        assert len([r for r in srv.requests if r.method == "POST"]) == 1
+
+
+def test_retry_after_is_honoured_and_a_longer_one_gives_up_at_once():
+    with _working() as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_retries": 2, "rerank_timeout": 2.0}
+        reranker.rerank(QUERY, DOCS, config=config)
+        client.set_backoff_scale(1.0)
+        srv.set_faults(statuses=[429], retry_after=0.2)
+        assert reranker.rerank(QUERY + "?", DOCS, config=config)[0][0] == BEST
+        srv.set_faults(statuses=[429, 429, 429], retry_after=30)
+        srv.clear()
+        assert reranker.rerank(QUERY + "!", DOCS, config=config) is None
+        assert len([r for r in srv.requests if r.method == "POST"]) == 1
+
+
+def test_the_deadline_covers_retries():
+    with _working() as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_retries": 10, "rerank_timeout": 1.0}
+        reranker.rerank(QUERY, DOCS, config=config)
+        srv.set_faults(delay=0.4, statuses=[503] * 10)
+        loop = asyncio.new_event_loop()
+        started = loop.time()
+        assert loop.run_until_complete(reranker.arerank(QUERY + "?", DOCS, config=config)) is None
+        assert loop.time() - started < 1.0 + 0.5  # the budget, plus scheduling slack (no timing claim beyond it)
+        loop.close()
+
+
+def test_breaker_opens_then_tries_once_after_the_cooldown():
+    with _working() as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_retries": 0, "rerank_breaker_failures": 2, "rerank_breaker_cooldown": 0.3}
+        reranker.rerank(QUERY, DOCS, config=config)
+        srv.set_faults(statuses=[500] * 100)
+        assert reranker.rerank("a", DOCS, config=config) is None
+        assert reranker.rerank("b", DOCS, config=config) is None
+        srv.clear()
+        assert reranker.rerank("c", DOCS, config=config) is None  # open: nothing sent
+        assert srv.requests == []
+        srv.recover()
+        import time
+
+        time.sleep(0.35)
+        assert reranker.rerank(QUERY + "?", DOCS, config=config)[0][0] == BEST  # half-open trial closes it
+
+
+def test_empty_list_returns_empty_without_a_request():
+    with _working() as srv:
+        assert reranker.rerank(QUERY, [], config={"rerank_endpoint": srv.url}) == []
+        assert srv.requests == []
+
+
+def test_unconfigured_and_bad_settings_return_none():
+    assert reranker.rerank(QUERY, DOCS, config={}) is None
+    assert reranker.rerank(QUERY, DOCS, config={"rerank_timeout": "soon"}) is None
+    assert reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": "http://127.0.0.1:%d" % _free_port(), "rerank_timeout": 1}) is None
+
+
+def test_refused_connection_probe_says_so():
+    report = reranker.probe({"rerank_endpoint": "http://127.0.0.1:%d" % _free_port()})
+    assert not report["ok"] and report["verdict"] == "unreachable"
+    assert len(report["attempts"]) == 1  # no point trying every route on a closed port
+
+
+def test_llamacpp_without_reranking_and_a_generative_vllm_are_explained():
+    with start("llamacpp_norerank") as srv:
+        report = reranker.probe({"rerank_endpoint": srv.url})
+        assert report["verdict"] == "unsupported" and "--reranking" in report["reason"]
+    with start("vllm_generative") as srv:
+        report = reranker.probe({"rerank_endpoint": srv.url})
+        assert not report["ok"] and "does not support Rerank" in report["reason"]
+
+
+def test_sync_rerank_works_inside_a_running_event_loop():
+    with _working() as srv:
+        config = {"rerank_endpoint": srv.url}
+
+        async def caller():
+            ticks = 0
+
+            async def ticker():
+                nonlocal ticks
+                while True:
+                    ticks += 1
+                    await asyncio.sleep(0)
+
+            task = asyncio.create_task(ticker())
+            ranked = reranker.rerank(QUERY, DOCS, config=config)  # blocking, inside the loop: no crash, no deadlock
+            again = await reranker.arerank(QUERY, DOCS, config=config)
+            await asyncio.sleep(0.01)  # the loop is still alive and runs its other tasks
+            task.cancel()
+            return ranked, again, ticks
+
+        ranked, again, ticks = asyncio.run(caller())
+        assert ranked[0][0] == BEST and again == ranked and ticks > 0
+
+
+def test_arerank_propagates_cancellation():
+    with _working() as srv:
+        srv.set_faults(delay=2.0)
+
+        async def main():
+            task = asyncio.create_task(reranker.arerank(QUERY, DOCS, config={"rerank_endpoint": srv.url}))
+            await asyncio.sleep(0.2)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(main())
+
+
+def test_bearer_only_with_a_key_and_the_stored_key_is_used_for_the_placeholder(monkeypatch):
+    monkeypatch.setenv(API_KEY_ENV, "stored-secret-key-123")
+    with start("cohere", api_key="stored-secret-key-123") as srv:
+        assert reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url, "rerank_api_key": API_KEY_PLACEHOLDER, "rerank_model": "rerank-v3.5"})[0][0] == BEST
+        assert all(r.headers.get("authorization") == "Bearer stored-secret-key-123" for r in srv.requests if r.method == "POST")
+    with start("tei19") as srv:
+        reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url, "rerank_api_key": ""})
+        assert srv.requests and all("authorization" not in r.headers for r in srv.requests)
+
+
+def test_a_wrong_key_is_reported_as_an_auth_failure():
+    with start("cohere", api_key="right-key") as srv:
+        report = reranker.probe({"rerank_endpoint": srv.url, "rerank_api_key": "wrong-key", "rerank_model": "rerank-v3.5"})
+        assert report["verdict"] == "auth" and "rerank_api_key" in report["reason"]
+
+
+def test_the_key_never_appears_in_logs_reports_or_errors(caplog, monkeypatch):
+    secret = "sk-live-very-secret-0123456789"
+    caplog.set_level(logging.DEBUG)
+    with start("cohere", api_key="another-key") as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_api_key": secret, "rerank_model": "rerank-v3.5", "rerank_retries": 0}
+        report = reranker.probe(config)
+        assert reranker.rerank(QUERY, DOCS, config=config) is None
+        srv.set_faults(statuses=[500] * 5)
+        reranker.rerank(QUERY, DOCS, config=config)
+        exc_texts = []
+        try:
+            asyncio.run(reranker.score_documents(reranker.load_settings(config), QUERY, DOCS))
+        except Exception as exc:  # the internal API raises typed errors; their text must be clean
+            exc_texts.append(repr(exc) + str(exc))
+        blob = str(report) + caplog.text + " ".join(exc_texts) + str(reranker.status()) + repr(reranker.load_settings(config))
+        assert secret not in blob
+        assert exc_texts
+
+
+def test_the_key_does_not_follow_a_redirect_to_another_host():
+    with start("tei19") as target, start("tei19", api_key="k-123") as origin:
+        # 127.0.0.1 -> localhost is another host for httpx: Authorization must be dropped.
+        origin.set_faults(redirect_to=target.url.replace("127.0.0.1", "localhost")) if "redirect_to" in origin.set_faults.__code__.co_varnames else pytest.skip("server has no redirect knob")
+        reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": origin.url, "rerank_api_key": "k-123", "rerank_api": "rerank"})
+        assert target.requests and all("authorization" not in r.headers for r in target.requests)
