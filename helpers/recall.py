@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import json
 import logging
 import os
 import sys
@@ -136,10 +137,31 @@ def identify_caller(frame: Any) -> Call | None:
     call = Call(kind, getattr(local_vars.get("self"), "agent", None))
     if kind == "recall":
         # The recall extension keeps the user's message and the history it used as locals.
-        message, history = local_vars.get("user_instruction"), local_vars.get("history")
-        call.message = message if isinstance(message, str) else None
-        call.history = history if isinstance(history, str) else None
+        rendered, history = local_vars.get("user_instruction"), local_vars.get("history")
+        if isinstance(rendered, str) and rendered != "None":  # "None": the host had no message
+            call.message = message_text(rendered)
+            if isinstance(history, str):
+                # The message is already the history's last entry; keep only what came before.
+                call.history = history[: -len(rendered)].rstrip() if history.endswith(rendered) else history
     return call
+
+
+def message_text(rendered: str) -> str:
+    """The user's own words from the recall extension's ``user_instruction``.
+
+    The host renders the message as ``user: {"user_message": "...", ...}`` (history label
+    plus the JSON of prompts/fw.user_message.md, empty parts removed). Decode that format;
+    anything else is returned as it is."""
+    text = rendered.strip()
+    if text.startswith("user:"):
+        text = text[len("user:") :].strip()
+    try:
+        content = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(content, dict) and isinstance(content.get("user_message"), str):
+        return content["user_message"]
+    return text
 
 
 _SETTINGS_TTL_S = 5.0
