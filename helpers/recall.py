@@ -165,15 +165,18 @@ def message_text(rendered: str) -> str:
 
 
 _SETTINGS_TTL_S = 5.0
-_settings_cache: dict[tuple, tuple[float, Settings | None]] = {}
+_settings_cache: dict[tuple, tuple[float, Settings]] = {}
 _settings_lock = threading.Lock()
 
 
 def agent_settings(agent: Any) -> Settings | None:
-    """The agent's settings when the plugin is enabled for it, else None. Cached briefly so
-    a recall does not read config files on every search. Raises ``SettingsError``."""
+    """The agent's settings when the plugin is enabled for it, else None. The enabled check
+    is the host's own (cached by the host, cleared on every toggle); the config file is
+    read at most every few seconds, and at once after a save. Raises ``SettingsError``."""
     from helpers import plugins  # the host's module
 
+    if PLUGIN_NAME not in plugins.get_enabled_plugins(agent):
+        return None
     config = getattr(agent, "config", None)
     key = (getattr(config, "profile", ""), id(getattr(agent, "context", None)))
     now = time.monotonic()
@@ -181,9 +184,7 @@ def agent_settings(agent: Any) -> Settings | None:
         hit = _settings_cache.get(key)
     if hit and hit[0] > now:
         return hit[1]
-    settings = None
-    if PLUGIN_NAME in plugins.get_enabled_plugins(agent):
-        settings = Settings.from_mapping(plugins.get_plugin_config(PLUGIN_NAME, agent=agent) or {})
+    settings = Settings.from_mapping(plugins.get_plugin_config(PLUGIN_NAME, agent=agent) or {})
     with _settings_lock:
         if len(_settings_cache) > 256:
             _settings_cache.clear()
@@ -227,7 +228,8 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, reason)
         return host_result if host_result is not None else await original(memory, *args, **kwargs)
     if settings.apply:
-        STATS.record(CallRecord("reranked", "; ".join(notes), call.kind, pool_size, len(reranked), _ms(started)))
+        outcome = "reranked" if pool_size else "empty"  # nothing matched: nothing to rerank
+        STATS.record(CallRecord(outcome, "; ".join(notes), call.kind, pool_size, len(reranked), _ms(started)))
         return reranked
     impact = shadow_impact(host_result, reranked, limit)
     STATS.record(CallRecord("shadow", "; ".join(notes), call.kind, pool_size, len(host_result), _ms(started), impact=impact))
@@ -244,9 +246,12 @@ async def _rerank(memory, call: Call, settings: Settings, query: str, limit: int
             message=call.message if settings.search_message else "",
             followup=_followup_text(call, settings) if settings.search_followup else "",
         )
+    # Each search brings up to rerank_candidates memories; their union (without duplicates)
+    # is what the reranker reads, so an extra search never crowds out the host's own pool.
     pool_size = max(limit, settings.candidates)
-    found = await asyncio.gather(*(pool.search_pool(memory, text, pool_size, floor, filter_) for text in searches.texts()))
-    candidates = pool.interleave(found, pool_size)
+    texts = searches.texts()
+    found = await asyncio.gather(*(pool.search_pool(memory, text, pool_size, floor, filter_) for text in texts))
+    candidates = pool.interleave(found, pool_size * len(texts))
     if not candidates:
         return [], 0, []
     rerank_query = pool.reranker_query(call.message, call.history, query, settings.max_query_chars)

@@ -1,0 +1,338 @@
+"""The plugin inside the stand-in Agent Zero, driven the way the host drives it: recall and
+memory_load are reranked; delete-by-query, consolidation and the dashboard are untouched;
+every failure gives exactly the unwrapped result; one wrapper layer, whatever happens."""
+
+import asyncio
+import socket
+
+import pytest
+import yaml
+
+from tests.host.fixtures import host  # noqa: F401
+from tests.servers import relevance, start
+
+FILLER = [
+    "backup", "restic", "nginx", "postgres", "fedora", "thinkpad", "proxmox", "grafana", "prometheus", "docker",
+    "python", "rust", "garden", "recipe", "vegetarian", "lisbon", "timezone", "router", "wireguard", "pihole",
+]
+
+
+def memory_texts(n: int = 60) -> list[str]:
+    texts = []
+    for i in range(n):
+        a, b, c = FILLER[i % 20], FILLER[(i * 7 + 3) % 20], FILLER[(i * 11 + 5) % 20]
+        texts.append(f"memory {i}: the user keeps notes on {a} and {b}, mostly about {c} on the home server")
+    return texts
+
+
+def set_memory_config(host, **overrides):
+    """The _memory plugin's config.json, as its settings modal saves it (every key)."""
+    defaults = yaml.safe_load((host.root / "plugins" / "_memory" / "default_config.yaml").read_text())
+    host.set_config({**defaults, **overrides}, plugin="_memory")
+
+
+def set_plugin(host, **config):
+    from usr.plugins.a0_reranker.helpers import recall
+
+    host.set_config({"rerank_cache": False, **config})
+    recall.forget_settings()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def store(host, texts=None, area="main"):
+    agent = host.agent()
+    memory = await host.memory(agent)
+    await host.insert(memory, texts or memory_texts(), area=area)
+    return agent, memory
+
+
+def ids(docs):
+    return [id(d) for d in docs]
+
+
+def wrapped_module(host):
+    recall = host.import_plugin("helpers.recall")
+    assert recall.ensure_wrapped()
+    return recall
+
+
+async def unwrapped_recall(host, agent, message, history):
+    host.toggle(False)
+    result = await host.recall(agent, message, history)
+    host.toggle(True)
+    return result
+
+
+QUESTION = "which port does grafana use on atlas"
+HISTORY = "user: we talked about the garden and recipes for a while\nai: yes, and the lisbon timezone"
+
+
+def test_a_memory_ranked_25th_of_60_reaches_the_top_5(host):
+    async def main():
+        set_memory_config(host, memory_recall_similarity_threshold=0.0)
+        agent, memory = await store(host)
+        recall = wrapped_module(host)
+        host.toggle(True)
+        # Where does the host's own recall query put each memory? Take the 25th as the answer.
+        plain = await host.recall(agent, QUESTION, HISTORY)
+        Memory = type(memory)
+        rendered_query = None
+        original = Memory.search_similarity_threshold.__wrapped__
+        for doc in plain["memories"]:
+            assert doc.metadata["area"] == "main"
+        host.toggle(False)
+        captured = {}
+
+        async def spy(self, query, limit, threshold, filter=""):
+            captured["query"] = query
+            return await original(self, query, limit, threshold, filter)
+
+        Memory.search_similarity_threshold = spy
+        await host.recall(agent, QUESTION, HISTORY)
+        rendered_query = captured["query"]
+        ranked = await original(memory, rendered_query, 60, 0.0)  # no filter: no 20-cap
+        target = ranked[24]
+        Memory.search_similarity_threshold = original
+        recall.ensure_wrapped()
+        host.toggle(True)
+
+        without = await unwrapped_recall(host, agent, QUESTION, HISTORY)
+        assert target not in without["memories"]
+
+        # An ordinary model for everything (the connection probe too), the answer scored highest.
+        with start("tei19", scorer=lambda q, d: 20.0 if d == target.page_content else relevance(q, d)) as srv:
+            set_plugin(host, rerank_endpoint=srv.url, rerank_candidates=40)
+            result = await host.recall(agent, QUESTION, HISTORY)
+        assert result["error"] is None
+        assert result["memories"][0] is target
+        assert len(result["memories"]) <= 5
+        stats = recall.STATS.snapshot()
+        # memories reranked; the solutions search had nothing to rerank (no solutions stored)
+        assert stats["totals"] == {"reranked": 1, "empty": 1}
+
+    asyncio.run(main())
+
+
+@pytest.fixture
+def live(host):
+    """A host with 60 memories, the plugin enabled and pointed at a working TEI server."""
+    set_memory_config(host, memory_recall_similarity_threshold=0.0)
+    agent, memory = host.run(store(host))
+    solutions = [f"solution {i}: fixed {FILLER[i]} on atlas by restarting the {FILLER[i + 5]} container" for i in range(10)]
+    host.run(host.insert(memory, solutions, area="solutions"))
+    wrapped_module(host)
+    host.toggle(True)
+    with start("tei19") as srv:
+        set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=1.0, rerank_retries=0)
+        yield host, agent, memory, srv
+
+
+def test_other_callers_get_the_original_objects(live):
+    host, agent, memory, srv = live
+
+    async def main():
+        from helpers.tool import Response  # noqa: F401  (the host's module is active)
+
+        Memory = type(memory)
+        original = Memory.search_similarity_threshold.__wrapped__
+        srv.clear()
+        # consolidation
+        with_plugin = await host.find_similar(agent, "the user keeps notes on grafana and docker")
+        expected = await _with_original(Memory, original, host.find_similar(agent, "the user keeps notes on grafana and docker"))
+        assert ids(with_plugin) == ids(expected)
+        # dashboard
+        dash = await host.dashboard_search("grafana docker", threshold=0.0, limit=10)
+        dash_plain = await _with_original(Memory, original, host.dashboard_search("grafana docker", threshold=0.0, limit=10))
+        assert dash == dash_plain
+        # delete-by-query: deletes exactly what the host would have deleted
+        before = set(memory.db.docstore._dict)
+        expected_ids = {d.metadata["id"] for d in await original(memory, "memory 7: notes on", 100, 0.0, "area == 'main'")}
+        removed = await memory.delete_documents_by_query("memory 7: notes on", 0.0, "area == 'main'")
+        assert {d.metadata["id"] for d in removed} == expected_ids
+        assert set(memory.db.docstore._dict) == before - expected_ids
+        assert [r for r in srv.requests if r.method == "POST"] == []  # none of them reached the reranker
+
+    asyncio.run(main())
+
+
+async def _with_original(Memory, original, coro):
+    wrapper = Memory.__dict__["search_similarity_threshold"]
+    Memory.search_similarity_threshold = original
+    try:
+        return await coro
+    finally:
+        Memory.search_similarity_threshold = wrapper
+
+
+def test_recall_is_reranked_and_returns_the_hosts_own_documents(live):
+    host, agent, memory, srv = live
+    result = host.run(host.recall(agent, QUESTION, HISTORY))
+    stored = set(map(id, memory.db.docstore._dict.values()))
+    assert result["memories"] and all(id(d) in stored for d in result["memories"])
+    assert len(result["memories"]) <= 5
+    posts = [r for r in srv.requests if r.method == "POST" and r.path == "/rerank" and "texts" in (r.json or {})]
+    assert posts  # the reranker read the pool
+    query = posts[-1].json["query"]
+    assert query.startswith(QUESTION) and "user_message" not in query.split("\n")[0]
+
+
+def _fault_cases():
+    return [
+        ("disabled", None),
+        ("unconfigured", None),
+        ("server down", None),
+        ("http 500", {"statuses": [500] * 50}),
+        ("timeout", {"delay": 3.0}),
+        ("malformed", {"body": "malformed"}),
+        ("wrong count", {"body": "wrong_count"}),
+        ("html", {"body": "html"}),
+    ]
+
+
+@pytest.mark.parametrize("case, fault", _fault_cases(), ids=[c for c, _ in _fault_cases()])
+def test_every_failure_returns_exactly_the_unwrapped_result(live, case, fault):
+    host, agent, memory, srv = live
+
+    async def main():
+        expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
+        if case == "disabled":
+            host.toggle(False)
+        elif case == "unconfigured":
+            set_plugin(host, rerank_endpoint="")
+        elif case == "server down":
+            set_plugin(host, rerank_endpoint=f"http://127.0.0.1:{free_port()}", rerank_timeout=1.0)
+        else:
+            srv.set_faults(**fault)
+        snapshot = {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()}
+        got = await host.recall(agent, QUESTION, HISTORY)
+        assert got["error"] is None
+        assert ids(got["memories"]) == ids(expected["memories"])
+        assert ids(got["solutions"]) == ids(expected["solutions"])
+        assert {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()} == snapshot
+        recall = host.import_plugin("helpers.recall")
+        totals = recall.STATS.snapshot()["totals"]
+        if case in ("disabled", "unconfigured"):
+            assert not totals.get("fallback") and not totals.get("reranked")
+        else:
+            assert totals.get("fallback") == 2  # memories and solutions: both fell back
+
+    asyncio.run(main())
+
+
+def test_shadow_mode_returns_the_hosts_order_and_records_the_impact(live):
+    host, agent, memory, srv = live
+
+    async def main():
+        expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
+        set_plugin(host, rerank_endpoint=srv.url, rerank_apply=False)
+        got = await host.recall(agent, QUESTION, HISTORY)
+        assert ids(got["memories"]) == ids(expected["memories"])
+        stats = host.import_plugin("helpers.recall").STATS.snapshot()
+        assert stats["totals"]["shadow"] == 2
+        shadow = stats["shadow"]
+        assert shadow["searches"] == 2 and 0 <= shadow["mean_overlap_at_k"] <= 1
+        assert {"top_changed", "promoted_from_below_cut", "mean_rank_correlation"} <= set(shadow)
+
+    asyncio.run(main())
+
+
+def test_memory_load_is_reranked_with_llm_strings_coerced(live):
+    host, agent, memory, srv = live
+
+    async def main():
+        srv.clear()
+        response = await host.memory_load(agent, "grafana port on atlas", limit="3", threshold="0.0")
+        assert response.message.count("Content:") == 3
+        assert any(r.path == "/rerank" and "texts" in (r.json or {}) for r in srv.requests)
+
+    asyncio.run(main())
+
+
+def test_install_twice_and_a_purge_leave_one_layer_and_uninstall_restores(host):
+    async def main():
+        from plugins._memory.helpers.memory import Memory
+
+        original = Memory.__dict__["search_similarity_threshold"]
+        host.call_hook("install")
+        host.call_hook("install")
+        first = Memory.__dict__["search_similarity_threshold"]
+        assert first.__wrapped__ is original
+        host.purge("usr.plugins")
+        host.call_hook("install")  # a fresh copy of the plugin's modules
+        again = Memory.__dict__["search_similarity_threshold"]
+        assert again.__wrapped__ is original  # re-wrapped around the original, not the old wrapper
+        host.init_a0()
+        agent = host.agent()
+        await host.memory(agent)
+        host.toggle(True)
+        await host.recall(agent, "hello", "")  # the _45 extension runs ensure_wrapped too
+        assert Memory.__dict__["search_similarity_threshold"].__wrapped__ is original
+        host.call_hook("uninstall")
+        assert Memory.__dict__["search_similarity_threshold"] is original
+
+    asyncio.run(main())
+
+
+def test_a_fresh_memory_class_after_a_purge_of_plugins_is_wrapped_again(host):
+    async def main():
+        host.call_hook("install")
+        host.purge("plugins")
+        from plugins._memory.helpers.memory import Memory  # a new class object
+
+        assert not hasattr(Memory.__dict__["search_similarity_threshold"], "__a0_reranker_wrapper__")
+        agent = host.agent()
+        await host.memory(agent)
+        host.toggle(True)
+        await host.recall(agent, "hello", "")
+        assert getattr(Memory.__dict__["search_similarity_threshold"], "__a0_reranker_wrapper__", False)
+
+    asyncio.run(main())
+
+
+def test_reranking_does_not_block_the_event_loop(live):
+    host, agent, memory, srv = live
+
+    async def main():
+        srv.set_faults(delay=0.3)
+        set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=5.0)
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        task = asyncio.create_task(ticker())
+        result = await host.recall(agent, QUESTION, HISTORY)
+        task.cancel()
+        assert result["error"] is None and result["memories"]
+        assert ticks >= 20  # two reranks of >= 0.3 s each: the loop kept running meanwhile
+
+    asyncio.run(main())
+
+
+def test_cancellation_propagates_out_of_the_wrapper(live):
+    host, agent, memory, srv = live
+
+    async def main():
+        srv.set_faults(delay=2.0)
+        set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=5.0)
+        srv.clear()
+        task = asyncio.create_task(host.memory_load(agent, "grafana port", limit=3, threshold=0.0))
+        for _ in range(100):  # until the reranker has been called (the server logs on arrival)
+            await asyncio.sleep(0.02)
+            if any(r.method == "POST" for r in srv.requests):
+                break
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        stats = host.import_plugin("helpers.recall").STATS.snapshot()["totals"]
+        assert not stats.get("fallback")  # cancelled, not swallowed into a fallback
+
+    asyncio.run(main())
