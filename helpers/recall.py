@@ -24,10 +24,10 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import postprocess, pool
+from . import pool, postprocess, shadow_log
 from .client import Deadline
 from .errors import NotConfigured, RerankError
 from .reranker import PLUGIN_NAME, score_documents
@@ -219,7 +219,7 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         if not settings.apply:
             host_result = await original(memory, *args, **kwargs)
         async with asyncio.timeout(settings.timeout):
-            reranked, pool_size, notes = await _rerank(memory, call, settings, query, limit, threshold, filter_)
+            result = await _rerank(memory, call, settings, query, limit, threshold, filter_)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # every failure: the host's own answer, untouched
@@ -227,13 +227,29 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         STATS.record(CallRecord("fallback", reason, call.kind, latency_ms=_ms(started)))
         log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, reason)
         return host_result if host_result is not None else await original(memory, *args, **kwargs)
+    latency = _ms(started)
+    notes, pool_size = "; ".join(result.notes), len(result.candidates)
+    if settings.shadow_log:
+        shadow_log.record(settings.shadow_log, shadow_log.entry(call.kind, result, host_result, limit, latency, settings.apply))
     if settings.apply:
         outcome = "reranked" if pool_size else "empty"  # nothing matched: nothing to rerank
-        STATS.record(CallRecord(outcome, "; ".join(notes), call.kind, pool_size, len(reranked), _ms(started)))
-        return reranked
-    impact = shadow_impact(host_result, reranked, limit)
-    STATS.record(CallRecord("shadow", "; ".join(notes), call.kind, pool_size, len(host_result), _ms(started), impact=impact))
+        STATS.record(CallRecord(outcome, notes, call.kind, pool_size, len(result.docs), latency))
+        return result.docs
+    impact = shadow_impact(host_result, result.docs, limit)
+    STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result), latency, impact=impact))
     return host_result
+
+
+@dataclass
+class Reranked:
+    """One reranked search: what was read, what came back, and why."""
+
+    docs: list  # at most `limit`, best first
+    candidates: list = field(default_factory=list)  # the pool the reranker read
+    host_pool: list = field(default_factory=list)  # the host query's own search, in its order
+    scores: list = field(default_factory=list)  # per candidate
+    query: str = ""  # what the reranker was asked
+    notes: list = field(default_factory=list)
 
 
 async def _rerank(memory, call: Call, settings: Settings, query: str, limit: int, threshold: float, filter_: str):
@@ -253,14 +269,14 @@ async def _rerank(memory, call: Call, settings: Settings, query: str, limit: int
     found = await asyncio.gather(*(pool.search_pool(memory, text, pool_size, floor, filter_) for text in texts))
     candidates = pool.interleave(found, pool_size * len(texts))
     if not candidates:
-        return [], 0, []
+        return Reranked([])
     rerank_query = pool.reranker_query(call.message, call.history, query, settings.max_query_chars)
     scored = await score_documents(settings, rerank_query, [d.page_content for d in candidates], deadline)
     outcome = postprocess.order(
         settings, candidates, scored.scores, scored.scale, scored.verdict,
         similarities=lambda docs: pool.similarity_matrix(memory, docs),
     )
-    return outcome.docs[:limit], len(candidates), outcome.notes
+    return Reranked(outcome.docs[:limit], candidates, found[-1], scored.scores, rerank_query, outcome.notes)
 
 
 def _followup_text(call: Call, settings: Settings) -> str:

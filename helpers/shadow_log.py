@@ -1,0 +1,143 @@
+"""The opt-in shadow log (``rerank_shadow_log``): one JSON line per reranked search, so a user
+can judge the reranker from their own data with ``python -m helpers.cli report LOG``.
+
+A line holds ids, ranks, scores and timings, and the reranker's query with secrets masked;
+never memory text, never the API key. Lines are written by a background thread, so a slow
+disk never stalls the event loop; if the queue is full a line is dropped, not waited for.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import statistics
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable
+
+from .pool import doc_key
+from .privacy import redact
+
+log = logging.getLogger("a0_reranker")
+_QUERY_CHARS = 300
+_queue: "queue.Queue[tuple[str, str]]" = queue.Queue(maxsize=1000)
+_writer: threading.Thread | None = None
+_writer_lock = threading.Lock()
+
+
+def entry(caller: str, result: Any, host_result: list | None, limit: int, latency_ms: float, applied: bool) -> dict[str, Any]:
+    """The log line for one search (``result`` is a ``recall.Reranked``)."""
+    ids = [str(doc_key(d)) for d in result.candidates]
+    return {
+        "at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "caller": caller,
+        "applied": applied,
+        "limit": limit,
+        "query": redact(result.query[:_QUERY_CHARS]),
+        "candidates": ids,
+        "host_order": [str(doc_key(d)) for d in (host_result if host_result is not None else result.host_pool[:limit])],
+        "reranked_order": [str(doc_key(d)) for d in result.docs],
+        "scores": {i: round(s, 6) for i, s in zip(ids, result.scores)},
+        "latency_ms": latency_ms,
+    }
+
+
+def record(path: str, line: dict[str, Any]) -> None:
+    """Queue one line for ``path``; never blocks, never raises."""
+    try:
+        _queue.put_nowait((path, json.dumps(line, ensure_ascii=False)))
+        _ensure_writer()
+    except queue.Full:
+        log.info("a0_reranker: shadow log queue full; a line was dropped")
+    except Exception as exc:  # a log must never cost a recall
+        log.info("a0_reranker: shadow log: %s", exc)
+
+
+def _ensure_writer() -> None:
+    global _writer
+    with _writer_lock:
+        if _writer is None or not _writer.is_alive():
+            _writer = threading.Thread(target=_write_forever, name="a0_reranker-shadow-log", daemon=True)
+            _writer.start()
+
+
+def _write_forever() -> None:
+    while True:
+        path, text = _queue.get()
+        try:
+            target = Path(path).expanduser()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "a", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            log.info("a0_reranker: cannot write the shadow log %s: %s", path, exc)
+        finally:
+            _queue.task_done()
+
+
+def flush(timeout: float = 5.0) -> None:
+    """Wait until queued lines are written (tests, the CLI)."""
+    deadline = time.monotonic() + timeout
+    while _queue.unfinished_tasks and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+# ---------------------------------------------------------------------------------------
+def read(path: str) -> Iterable[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    raise ValueError(f"line {number} is not JSON") from None
+
+
+def summarise(path: str, k: int = 5) -> dict[str, Any]:
+    """How often reranking changed the top results, how far memories moved, and latency."""
+    lines = list(read(path))
+    if not lines:
+        raise ValueError("the log is empty")
+    changed_top1 = changed_topk = promoted = 0
+    moves: list[int] = []
+    latencies = [float(x["latency_ms"]) for x in lines if "latency_ms" in x]
+    callers = Counter(x.get("caller", "?") for x in lines)
+    for x in lines:
+        host, new = x.get("host_order", []), x.get("reranked_order", [])
+        if host[:1] != new[:1]:
+            changed_top1 += 1
+        if set(host[:k]) != set(new[:k]):
+            changed_topk += 1
+        promoted += sum(1 for i in new[:k] if i not in host[:k])
+        moves += [abs(host.index(i) - rank) for rank, i in enumerate(new[:k]) if i in host]
+    n = len(lines)
+    ordered = sorted(latencies)
+    return {
+        "searches": n,
+        "by_caller": dict(callers),
+        "top1_changed": round(changed_top1 / n, 3),
+        f"top{k}_changed": round(changed_topk / n, 3),
+        f"new_in_top{k}_per_search": round(promoted / n, 2),
+        "mean_rank_move": round(statistics.fmean(moves), 2) if moves else 0.0,
+        "latency_ms": {
+            "p50": round(ordered[len(ordered) // 2], 1) if ordered else None,
+            "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1) if ordered else None,
+        },
+        "k": k,
+    }
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    k = summary["k"]
+    lat = summary["latency_ms"]
+    return "\n".join([
+        f"searches logged: {summary['searches']} ({', '.join(f'{c}: {n}' for c, n in summary['by_caller'].items())})",
+        f"top result changed by reranking: {summary['top1_changed']:.0%} of searches",
+        f"top {k} changed: {summary[f'top{k}_changed']:.0%} of searches; "
+        f"{summary[f'new_in_top{k}_per_search']} memories per search entered the top {k}",
+        f"memories kept in the top {k} moved {summary['mean_rank_move']} places on average",
+        f"reranking latency: p50 {lat['p50']} ms, p95 {lat['p95']} ms",
+    ])
