@@ -59,18 +59,21 @@ class Strategy:
 
 
 def strategies() -> list[Strategy]:
-    host_only = {"rerank_search_message": False, "rerank_search_followup": False, "rerank_pool_threshold": 0.0}
-    message = {"rerank_search_message": True, "rerank_search_followup": False, "rerank_pool_threshold": 0.0}
-    both = {"rerank_search_message": True, "rerank_search_followup": True, "rerank_pool_threshold": 0.0}
+    off = {"rerank_pool_threshold": 0.0}  # 0: the pool keeps the host's own threshold (0.7)
+    host_only = {"rerank_search_message": False, "rerank_search_followup": False}
+    message = {"rerank_search_message": True, "rerank_search_followup": False}
+    both = {"rerank_search_message": True, "rerank_search_followup": True}
     out = [Strategy("host alone (plugin off)", None)]
     for reranker in ("oracle", "lexical"):
         out += [
-            Strategy("host query only, pool past the 20 cap", host_only, reranker),
-            Strategy("+ message-alone search", message, reranker),
-            Strategy("+ message + history-tail search", both, reranker),
+            Strategy("host query only, pool past the 20 cap", {**host_only, **off}, reranker),
+            Strategy("host query only, pool threshold 0.65", {**host_only, "rerank_pool_threshold": 0.65}, reranker),
+            Strategy("+ message-alone search", {**message, **off}, reranker),
+            Strategy("+ message + history-tail search", {**both, **off}, reranker),
         ]
-        for floor in (0.65, 0.6, 0.55, 0.5):
+        for floor in (0.65, 0.6, 0.55):
             out.append(Strategy(f"+ both searches, pool threshold {floor}", {**both, "rerank_pool_threshold": floor}, reranker))
+        out.append(Strategy("shipped defaults (default_config.yaml)", {}, reranker))
     return out
 
 
