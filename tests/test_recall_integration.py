@@ -336,3 +336,50 @@ def test_cancellation_propagates_out_of_the_wrapper(live):
         assert not stats.get("fallback")  # cancelled, not swallowed into a fallback
 
     asyncio.run(main())
+
+
+def _spy_searches(memory):
+    """Record every query text the wrapper sends to the vector store."""
+    seen = []
+    original = memory.db.asearch
+
+    async def asearch(query, *args, **kwargs):
+        seen.append(query)
+        return await original(query, *args, **kwargs)
+
+    memory.db.asearch = asearch
+    return seen
+
+
+def test_recall_also_searches_with_the_message_and_a_short_tail(live):
+    host, agent, memory, srv = live
+    history = "\n".join(f"user: turn {i} about the garden and the backup schedule" for i in range(300))  # ~16k chars
+
+    async def main():
+        seen = _spy_searches(memory)
+        srv.clear()
+        result = await host.recall(agent, QUESTION, history)
+        assert result["error"] is None
+        searched = set(seen)
+        host_queries = [q for q in searched if len(q) > 5000]
+        assert host_queries, "the host's own (long) query is searched too"
+        assert QUESTION in searched  # the user's own words, decoded from the host's rendering
+        tails = [q for q in searched if q.startswith(QUESTION + "\n\n") and len(q) < 1000]
+        assert tails and all(len(q) <= len(QUESTION) + 2 + 600 for q in tails)
+        assert all("turn 299" in q for q in tails)  # the newest turns, not the oldest
+        posts = [r for r in srv.requests if r.method == "POST" and "texts" in (r.json or {})]
+        rerank_query = posts[-1].json["query"]
+        assert rerank_query.startswith(QUESTION) and len(rerank_query) <= 2000 and "turn 299" in rerank_query
+
+    asyncio.run(main())
+
+
+def test_memory_load_searches_only_its_own_query(live):
+    host, agent, memory, srv = live
+
+    async def main():
+        seen = _spy_searches(memory)
+        await host.memory_load(agent, "grafana port", limit=3, threshold=0.0)
+        assert set(seen) == {"grafana port"}
+
+    asyncio.run(main())
