@@ -17,6 +17,14 @@ class TestConnection(ApiHandler):
             form = input.get("config") if isinstance(input, dict) else None
             return await asyncio.wait_for(connection_test.run(form), timeout=MAX_WAIT_S)
         except asyncio.TimeoutError:
-            return {"ok": False, "report": {"ok": False, "verdict": "error", "reason": "the test took too long", "attempts": []}}
+            return _failed(input, f"the test took longer than {MAX_WAIT_S:g} s")
         except Exception as exc:
-            return {"ok": False, "report": {"ok": False, "verdict": "error", "reason": f"the test failed: {type(exc).__name__}", "attempts": []}}
+            return _failed(input, f"the test failed: {type(exc).__name__}")
+
+
+def _failed(input, reason: str) -> dict:
+    """The same shape as a normal answer, so the panel renders it the same way."""
+    form = input.get("config") if isinstance(input, dict) and isinstance(input.get("config"), dict) else {}
+    endpoint = str(form.get("rerank_endpoint") or "")
+    report = {"ok": False, "verdict": "error", "reason": reason, "endpoint": endpoint, "attempts": [], "notes": []}
+    return {"ok": False, "report": report, "unsaved": [], "note": ""}

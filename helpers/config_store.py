@@ -6,14 +6,19 @@ settings panel only ever hold the placeholder, which means "the stored key".
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Mapping
 
 from .settings import API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, coerce
 
 
-def prepare_for_save(settings: Mapping[str, Any], save_secret: Callable[[str, str], None]) -> dict[str, Any]:
+def prepare_for_save(
+    settings: Mapping[str, Any], save_secret: Callable[[str, str], None], stored: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """What to write to ``config.json``: every known key coerced, the key replaced by the
-    placeholder (stored through ``save_secret``). Raises ``SettingsError`` on a bad value."""
+    placeholder (stored through ``save_secret``). ``stored`` is where a saved key is found
+    (the process environment, which the host loads usr/.env into). Raises ``SettingsError``."""
+    stored = os.environ if stored is None else stored
     Settings.from_mapping(settings)  # the whole mapping must be valid, with its cross-checks
     out = {key: coerce(key, value) for key, value in settings.items() if key in LIMITS}
     key = str(settings.get("rerank_api_key") or "").strip()
@@ -21,7 +26,8 @@ def prepare_for_save(settings: Mapping[str, Any], save_secret: Callable[[str, st
         save_secret(API_KEY_ENV, key)
         out["rerank_api_key"] = API_KEY_PLACEHOLDER
     elif not key:
-        save_secret(API_KEY_ENV, "")  # an emptied field means: forget the stored key
+        if stored.get(API_KEY_ENV):
+            save_secret(API_KEY_ENV, "")  # an emptied field means: forget the stored key
         out["rerank_api_key"] = ""
     else:
         out["rerank_api_key"] = API_KEY_PLACEHOLDER

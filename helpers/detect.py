@@ -145,7 +145,8 @@ _cache_lock = threading.Lock()
 
 
 def cache_key(settings: Settings) -> tuple:
-    return (settings.endpoint, settings.model, settings.api, settings.instruction, settings.max_doc_chars, settings.key_fingerprint)
+    local = (settings.local_model, settings.local_device, settings.local_max_length) if settings.api == "local" else ()
+    return (settings.endpoint, settings.model, settings.api, settings.instruction, settings.max_doc_chars, settings.key_fingerprint, *local)
 
 
 def cached(settings: Settings) -> Verdict | None:
@@ -210,6 +211,8 @@ async def _probe(settings: Settings, deadline: client.Deadline, report: ProbeRep
         report.attempts.append(attempt)
         if attempt.verdict == "error" and attempt.status is None and "connect" in attempt.reason.lower():
             break  # the host itself is unreachable: every other route would fail the same way
+        if attempt.status in (401, 403):
+            break  # the key was refused: do not send it to every other path as well
         if attempt.verdict in ("pass", "weak"):
             judgement = judge(attempt.scores["relevant"], attempt.scores["near_miss"], attempt.scores["irrelevant"])
             if attempt.verdict == "pass":

@@ -20,8 +20,7 @@ if ! command -v chromium >/dev/null 2>&1; then
         echo "the browser test needs Chromium: sudo apt-get install chromium" >&2
     fi
 fi
-if [ -f tests/browser/fetch_assets.sh ]; then
-    bash tests/browser/fetch_assets.sh
-fi
+# Alpine.js at the host's version, from the npm registry (cached under tests/browser/.cache)
+.venv/bin/python -m tests.browser.alpine >/dev/null
 
 exec .venv/bin/python -m pytest "$@"

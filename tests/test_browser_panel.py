@@ -1,0 +1,454 @@
+"""The settings panel in a real browser: Debian's headless Chromium, driven by Playwright,
+on the harness that reproduces Agent Zero's settings modal (tests/browser/harness.py),
+with the REAL api/*.py handlers behind it and wire-faithful reranker servers on loopback.
+
+Every case types into the form, presses Test connection and reads what a user would see:
+the verdict, the route, the Qwen3-template line and the toast. Screenshots go to
+test-output/screenshots/<case>.png. The stored API key (A0_RERANKER_API_KEY in the
+handler process; the saved config holds only the placeholder) must never reach the
+browser: every response body is checked for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.timeout(180)
+
+try:
+    import playwright.sync_api as playwright_api
+except ImportError:  # a missing install step must not pass as a skip
+    if os.environ.get("A0_RERANKER_SKIP_BROWSER") == "1":
+        pytest.skip("browser tests skipped (A0_RERANKER_SKIP_BROWSER=1)", allow_module_level=True)
+    raise ImportError("the browser tests need Playwright for Python: pip install -r requirements-test.txt "
+                      "(or set A0_RERANKER_SKIP_BROWSER=1 to skip them)") from None
+
+from tests.browser import alpine, harness  # noqa: E402
+from tests.servers import start as start_server  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SHOTS = REPO / "test-output" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PAGE_TIMEOUT_MS = 15_000
+
+PLACEHOLDER = "************"
+STORED_KEY = "stored-secret-key-123"
+RIGHT_KEY = "right-key"
+QWEN3 = "Qwen/Qwen3-Reranker-0.6B"
+
+expect = playwright_api.expect
+expect.set_options(timeout=PAGE_TIMEOUT_MS)
+
+
+def saved_config() -> dict:
+    """What Save left in config.json: the defaults, with a key stored (placeholder only)."""
+    config = yaml.safe_load((REPO / "default_config.yaml").read_text())
+    config["rerank_api_key"] = PLACEHOLDER
+    return config
+
+
+# --- fixtures --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def alpine_js():
+    try:
+        return alpine.ensure()
+    except alpine.AlpineUnavailable as exc:
+        if os.environ.get("A0_RERANKER_SKIP_BROWSER") == "1":
+            pytest.skip(f"Alpine.js unavailable: {exc}")
+        pytest.fail(f"Alpine.js unavailable: {exc}")
+
+
+@pytest.fixture(scope="module")
+def servers():
+    with start_server("tei19") as tei, start_server("vllm013", model=QWEN3) as vllm, \
+            start_server("cohere", api_key=RIGHT_KEY) as cohere:
+        yield {"tei19": tei, "vllm013": vllm, "cohere": cohere}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, alpine_js):
+    work = tmp_path_factory.mktemp("browser-harness")
+    with harness.start(work, saved_config(), env={"A0_RERANKER_API_KEY": STORED_KEY}, alpine_js=alpine_js) as h:
+        yield h
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        message = "Debian's Chromium is not installed: apt-get install -y chromium"
+        if os.environ.get("A0_RERANKER_SKIP_BROWSER") == "1":
+            pytest.skip(message)
+        pytest.fail(message + " (or set A0_RERANKER_SKIP_BROWSER=1 to skip the browser tests)")
+    with playwright_api.sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=PAGE_TIMEOUT_MS)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _screenshot_dir():
+    SHOTS.mkdir(parents=True, exist_ok=True)
+
+
+class Panel:
+    """One open settings modal, with every response the browser received."""
+
+    def __init__(self, page, site):
+        self.page = page
+        self.site = site
+        self.responses = []
+        self.errors: list[str] = []
+        self.console: list[str] = []
+        page.on("response", lambda response: self.responses.append(response))
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        page.on("console", lambda message: self.console.append(f"{message.type}: {message.text}"))
+
+    def open(self, theme: str = "dark") -> "Panel":
+        # toast_scale keeps toasts up long enough to be asserted and photographed
+        self.page.goto(f"{self.site.url}/?theme={theme}&toast_scale=5")
+        try:
+            expect(self.test_button).to_be_visible()
+            expect(self.page.get_by_test_id("status-enabled")).to_be_visible()  # status loaded on open
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\nconsole: {self.console}\nerrors: {self.errors}\n"
+                                 f"responses: {[(r.status, r.url) for r in self.responses]}\n"
+                                 f"harness log: {self.site.log()[-3000:]}") from None
+        return self
+
+    @property
+    def test_button(self):
+        return self.page.get_by_test_id("test-connection")
+
+    def field(self, key: str):
+        return self.page.locator(f'[name="{key}"]')
+
+    def config(self) -> dict:
+        """The live `config` object of the modal (what the host's Save would send)."""
+        return self.page.evaluate(
+            "() => JSON.parse(JSON.stringify(Alpine.$data(document.querySelector('#plugin-settings-modal > [x-data]')).config))")
+
+    def run_test(self):
+        self.test_button.click()
+        verdict = self.page.get_by_test_id("verdict")
+        expect(verdict).to_be_visible()
+        expect(self.test_button).to_have_text("Test connection")
+        expect(self.test_button).to_be_enabled()
+        return verdict
+
+    def toast(self, kind: str):
+        return self.page.locator(f"#toasts .toast.{kind}")
+
+    def shot(self, case: str) -> Path:
+        self.page.get_by_test_id("test-report").scroll_into_view_if_needed()
+        path = SHOTS / f"{case}.png"
+        path.unlink(missing_ok=True)
+        self.page.screenshot(path=str(path))
+        assert path.stat().st_size > 10_000
+        return path
+
+    def bodies(self) -> list[str]:
+        out = []
+        for response in self.responses:
+            try:
+                out.append(response.body().decode("utf-8", "replace"))
+            except Exception:  # redirects and aborted loads have no body
+                continue
+        return out
+
+    def assert_no_stored_key(self):
+        assert self.bodies(), "no responses were recorded"
+        leaked = [r.url for r, body in zip(self.responses, self.bodies()) if STORED_KEY in body]
+        assert not leaked, f"the stored key reached the browser in {leaked}"
+        assert self.field("rerank_api_key").input_value() != STORED_KEY
+        assert STORED_KEY not in json.dumps(self.config())
+        assert not self.errors, f"page errors: {self.errors}"
+
+
+@pytest.fixture
+def panel(browser, site):
+    context = browser.new_context(viewport={"width": 1100, "height": 1000})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        yield Panel(page, site).open()
+    finally:
+        context.close()
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- the four Test connection cases ------------------------------------------------------------
+
+def test_working_server(panel, servers):
+    panel.field("rerank_endpoint").fill(servers["tei19"].url)
+    verdict = panel.run_test()
+
+    expect(verdict).to_contain_text("✓")
+    expect(verdict).to_contain_text("Works")
+    expect(panel.page.get_by_test_id("test-report")).to_have_class(re.compile("a0rr-ok"))
+    expect(panel.page.get_by_test_id("detected-api")).to_have_text("rerank")
+    expect(panel.page.get_by_test_id("route")).to_contain_text("/rerank")
+    expect(panel.page.get_by_test_id("scores")).to_contain_text("probability scale")
+    expect(panel.page.get_by_test_id("attempts")).to_contain_text("pass")
+    toast = panel.toast("success")
+    expect(toast).to_be_visible()
+    expect(toast).to_contain_text("Reranker")
+    expect(panel.toast("error")).to_have_count(0)
+    # the endpoint was typed, not saved: the panel says so
+    expect(panel.page.get_by_test_id("unsaved-note")).to_be_visible()
+    expect(panel.page.get_by_test_id("unsaved-note")).to_contain_text(
+        "Test checks the values shown; press Save to keep them.")
+    panel.shot("working")
+    panel.assert_no_stored_key()
+
+
+def test_qwen3_needs_client_side_template(panel, servers):
+    panel.field("rerank_endpoint").fill(servers["vllm013"].url)
+    panel.field("rerank_model").fill(QWEN3)
+    verdict = panel.run_test()
+
+    expect(verdict).to_contain_text("✓")
+    expect(panel.page.get_by_test_id("templated")).to_contain_text("client-side")
+    expect(panel.page.get_by_test_id("route")).to_contain_text("Qwen3 template")
+    expect(panel.page.get_by_test_id("detected-api")).to_have_text("qwen3_score")
+    expect(panel.toast("success")).to_be_visible()
+    panel.shot("qwen3_template")
+    panel.assert_no_stored_key()
+
+
+def test_dead_endpoint(panel):
+    endpoint = f"http://127.0.0.1:{closed_port()}"
+    panel.field("rerank_endpoint").fill(endpoint)
+    verdict = panel.run_test()
+
+    expect(verdict).to_contain_text("✗")
+    expect(verdict).to_contain_text("cannot connect", ignore_case=True)
+    expect(panel.page.get_by_test_id("verdict-reason")).to_contain_text(endpoint)
+    expect(panel.page.get_by_test_id("test-report")).to_have_class(re.compile("a0rr-fail"))
+    toast = panel.toast("error")
+    expect(toast).to_be_visible()
+    expect(toast).to_contain_text("Reranker")
+    expect(toast).to_contain_text("cannot", ignore_case=True)
+    expect(panel.toast("success")).to_have_count(0)
+    panel.shot("dead_endpoint")
+    panel.assert_no_stored_key()
+
+
+def test_wrong_stored_key(panel, servers):
+    """The stored key (behind the placeholder) is not the one the server wants."""
+    cohere = servers["cohere"]
+    cohere.clear()
+    key_input = panel.field("rerank_api_key")
+    assert key_input.get_attribute("type") == "password"
+    expect(key_input).to_have_value(PLACEHOLDER)
+    panel.field("rerank_endpoint").fill(cohere.url)
+    panel.field("rerank_model").fill("rerank-v3.5")
+    verdict = panel.run_test()
+
+    expect(verdict).to_contain_text("✗")
+    expect(verdict).to_contain_text("key", ignore_case=True)
+    expect(panel.page.get_by_test_id("attempts")).to_contain_text("401")
+    toast = panel.toast("error")
+    expect(toast).to_be_visible()
+    expect(toast).to_contain_text("key", ignore_case=True)
+    panel.shot("wrong_key")
+    # the placeholder resolved to the stored key on the server side, never in the browser
+    sent = {r.headers.get("authorization") for r in cohere.requests}
+    assert f"Bearer {STORED_KEY}" in sent
+    expect(key_input).to_have_value(PLACEHOLDER)
+    panel.assert_no_stored_key()
+
+
+def test_wrong_typed_key_then_right_one(panel, servers):
+    cohere = servers["cohere"]
+    panel.field("rerank_endpoint").fill(cohere.url)
+    panel.field("rerank_model").fill("rerank-v3.5")
+    panel.field("rerank_api_key").fill("typed-wrong-key")
+    verdict = panel.run_test()
+    expect(verdict).to_contain_text("✗")
+    expect(verdict).to_contain_text("API key")
+    expect(panel.toast("error")).to_be_visible()
+    expect(panel.page.get_by_test_id("unsaved-note")).to_contain_text("api_key")
+
+    panel.field("rerank_api_key").fill(RIGHT_KEY)
+    verdict = panel.run_test()
+    expect(verdict).to_contain_text("✓")
+    expect(panel.toast("success")).to_be_visible()
+    panel.assert_no_stored_key()
+
+
+# --- the rest of the panel ---------------------------------------------------------------------
+
+def test_button_says_testing_while_it_runs(panel, servers):
+    tei = servers["tei19"]
+    tei.set_faults(delay=0.4)
+    try:
+        panel.field("rerank_endpoint").fill(tei.url)
+        panel.test_button.click()
+        expect(panel.test_button).to_have_text("Testing…")
+        expect(panel.test_button).to_be_disabled()
+        expect(panel.page.get_by_test_id("verdict")).to_contain_text("✓")
+        expect(panel.test_button).to_have_text("Test connection")
+        expect(panel.test_button).to_be_enabled()
+    finally:
+        tei.recover()
+
+
+def test_saved_values_have_no_unsaved_note(panel):
+    """Testing what is saved (no endpoint) reports that and shows no unsaved note."""
+    verdict = panel.run_test()
+    expect(verdict).to_contain_text("✗")
+    expect(verdict).to_contain_text("no endpoint")
+    expect(panel.page.get_by_test_id("unsaved-note")).to_be_hidden()
+    panel.assert_no_stored_key()
+
+
+def test_handler_failure_is_a_failed_verdict_not_a_crash(panel):
+    panel.page.route("**/api/plugins/a0_reranker/test_connection",
+                     lambda route: route.fulfill(status=500, content_type="text/plain",
+                                                 body="Traceback (most recent call last):\n  File \"x.py\", line 1\n"
+                                                      "RuntimeError: the handler broke"))
+    verdict = panel.run_test()
+    expect(verdict).to_contain_text("✗")
+    expect(panel.page.get_by_test_id("verdict-reason")).to_have_text(
+        "the test could not run: RuntimeError: the handler broke")
+    expect(panel.toast("error")).to_be_visible()
+    expect(panel.test_button).to_be_enabled()
+    assert not panel.errors
+
+
+def test_status_section(panel):
+    expect(panel.page.get_by_test_id("status-enabled")).to_contain_text("yes")
+    expect(panel.page.get_by_test_id("status-mode")).to_contain_text("live")
+    expect(panel.page.get_by_test_id("status-endpoint")).to_have_text("none set")
+    expect(panel.page.get_by_test_id("status-totals")).to_contain_text("0 reranked")
+    expect(panel.page.get_by_test_id("status-latency")).to_have_text("no calls yet")
+    expect(panel.page.get_by_test_id("status-error")).to_have_text("none")
+    panel.page.get_by_test_id("refresh-status").click()
+    expect(panel.page.get_by_test_id("refresh-status")).to_have_text("Refresh status")
+
+
+def test_form_binds_config_and_validates_ranges(panel):
+    before = panel.config()
+    defaults = yaml.safe_load((REPO / "default_config.yaml").read_text())
+    assert set(before) == set(defaults)
+
+    timeout = panel.field("rerank_timeout")
+    timeout.fill("999")
+    row = timeout.locator("xpath=..")
+    expect(row.locator(".a0rr-field-error")).to_have_text("Out of range: a number from 0.5 to 120.")
+    expect(panel.page.get_by_test_id("invalid-summary")).to_be_visible()
+    assert panel.config()["rerank_timeout"] == 999  # a number, not "999"
+
+    panel.field("rerank_candidates").fill("2.5")
+    expect(panel.field("rerank_candidates").locator("xpath=..").locator(".a0rr-field-error")).to_contain_text("whole number")
+    panel.page.get_by_test_id("invalid-summary").scroll_into_view_if_needed()
+    panel.page.screenshot(path=str(SHOTS / "validation.png"))
+
+    timeout.fill("12")
+    panel.field("rerank_candidates").fill("30")
+    expect(panel.page.get_by_test_id("invalid-summary")).to_be_hidden()
+
+    # empty minimum score = off = null; a number there is a number
+    min_score = panel.field("rerank_min_score")
+    min_score.fill("0.25")
+    assert panel.config()["rerank_min_score"] == 0.25
+    min_score.fill("")
+    assert panel.config()["rerank_min_score"] is None
+    expect(min_score.locator("xpath=..").locator(".a0rr-field-error")).to_be_hidden()
+
+    # the local group is in the DOM, shown only for api = local
+    local = panel.page.locator('[data-group="local"]')
+    expect(local).to_be_hidden()
+    panel.field("rerank_api").select_option("local")
+    expect(local).to_be_visible()
+    assert panel.config()["rerank_api"] == "local"
+
+    # the shadow/live switch flips rerank_apply and says what it means
+    panel.page.locator('label:has(input[name="rerank_apply"])').click()
+    assert panel.config()["rerank_apply"] is False
+    expect(panel.page.locator('[data-group="behaviour"]')).to_contain_text("Shadow: the reranker is called")
+
+    # after a test, UI state stayed out of config (api back to auto: a local probe would
+    # try to fetch its model)
+    panel.field("rerank_api").select_option("auto")
+    panel.run_test()
+    assert set(panel.config()) == set(defaults)
+
+
+def test_clear_stored_key(panel):
+    key_input = panel.field("rerank_api_key")
+    expect(key_input).to_have_value(PLACEHOLDER)
+    expect(panel.page.get_by_test_id("key-state")).to_contain_text("A key is stored")
+    panel.page.get_by_test_id("clear-key").click()
+    expect(key_input).to_have_value("")
+    assert panel.config()["rerank_api_key"] == ""
+    expect(panel.page.get_by_test_id("key-state")).to_contain_text("removed when you press Save")
+    panel.page.get_by_role("button", name="Keep stored key").click()
+    expect(key_input).to_have_value(PLACEHOLDER)
+
+
+def test_light_theme(browser, site, servers):
+    context = browser.new_context(viewport={"width": 1100, "height": 1000})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    try:
+        panel = Panel(context.new_page(), site).open(theme="light")
+        panel.field("rerank_endpoint").fill(servers["tei19"].url)
+        expect(panel.run_test()).to_contain_text("✓")
+        panel.shot("working_light")
+        panel.field("rerank_endpoint").fill(f"http://127.0.0.1:{closed_port()}")
+        expect(panel.run_test()).to_contain_text("✗")
+        panel.shot("dead_endpoint_light")
+    finally:
+        context.close()
+
+
+def test_csrf_is_required(site):
+    import httpx
+
+    answer = httpx.post(f"{site.url}/api/plugins/a0_reranker/status", json={}, timeout=10)
+    assert answer.status_code == 403
+
+
+def test_save_keeps_the_key_out_of_config(tmp_path, alpine_js, browser):
+    """Save runs the plugin's hook: the typed key goes to usr/.env, config.json and the
+    reloaded form keep only the placeholder. Own harness: saving changes the stored key."""
+    with harness.start(tmp_path, saved_config(), env={"A0_RERANKER_API_KEY": STORED_KEY}, alpine_js=alpine_js) as h:
+        context = browser.new_context(viewport={"width": 1100, "height": 1000})
+        context.set_default_timeout(PAGE_TIMEOUT_MS)
+        try:
+            panel = Panel(context.new_page(), h).open()
+            panel.field("rerank_api_key").fill("typed-new-key-456")
+            panel.field("rerank_endpoint").fill("http://127.0.0.1:8080")
+            panel.page.get_by_test_id("modal-save").click()
+            expect(panel.toast("success").filter(has_text="Settings saved")).to_be_visible()
+            expect(panel.field("rerank_api_key")).to_have_value(PLACEHOLDER)
+            saved = json.loads((tmp_path / "root" / "a0" / "usr" / "plugins" / "a0_reranker" / "config.json").read_text())
+            assert saved["rerank_api_key"] == PLACEHOLDER
+            assert saved["rerank_endpoint"] == "http://127.0.0.1:8080"
+            assert "typed-new-key-456" in (tmp_path / "root" / "a0" / "usr" / ".env").read_text()
+            assert all("typed-new-key-456" not in body for body in panel.bodies())
+
+            # an out-of-range value: the hook refuses it and the modal shows why
+            panel.field("rerank_timeout").fill("999")
+            panel.page.get_by_test_id("modal-save").click()
+            expect(panel.page.get_by_test_id("modal-error")).to_contain_text("rerank_timeout")
+        finally:
+            context.close()
