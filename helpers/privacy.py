@@ -1,5 +1,11 @@
-"""The privacy guard for hosted rerankers: refuse endpoints outside this machine's networks,
-and mask secrets in memory text before it leaves the machine."""
+"""The privacy guard for hosted rerankers: refuse endpoints outside this machine's networks
+(``rerank_private_only``), and mask secrets in memory text before it leaves the machine
+(``rerank_redact``).
+
+Redaction is tuned against false positives on ordinary prose: "the password policy" and
+"the token is valid for a day" stay as they are; "password: hunter2", "my password is
+hunter2", keys, bearer tokens and e-mail addresses are masked.
+"""
 
 from __future__ import annotations
 
@@ -7,34 +13,101 @@ import asyncio
 import ipaddress
 import re
 import socket
+import threading
+import time
 from urllib.parse import urlsplit
 
 from .settings import Settings
 
-# The host's secret aliases (helpers/secrets.py) look like §§secret(KEY); keep them masked too.
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"§§secret\([^)]*\)"), "[secret]"),
-    (re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"), "[email]"),
-    (re.compile(r"(?i)\b(password|passwd|pwd|secret|token|api[_-]?key)\b(\s*[:=]\s*|\s+is\s+)(\S+)"), r"\1\2[redacted]"),
-    (re.compile(r"\b(sk|pk|rk|ghp|gho|xox[abp]|hf|AKIA)[-_A-Za-z0-9]{16,}\b"), "[key]"),
-    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{12,}=*"), "Bearer [key]"),
+# Names that end in one of these words hold a secret when a value is assigned to them:
+# "password: x", "DB_PASSWORD=x", "OPENAI_API_KEY=x", "client_secret: x". The word must end
+# the name, so "max_tokens: 512" and "token_limit=5" are left alone.
+_SECRET_NAME = (
+    r"\b[\w.-]*?(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
+    r"private[_-]?key|credentials?)\b"
 )
-# Long random-looking tokens (letters and digits mixed) are most likely keys or hashes.
-_LONG_TOKEN = re.compile(r"\b[A-Za-z0-9_-]{32,}\b")
+# A value: quoted (spaces allowed, and whatever sticks to the closing quote), or one run of
+# non-space characters. Taking what sticks to the quote keeps a second pass from finding more.
+_VALUE = r"(?:(?:\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`)[^\s,;]*|[^\s,;]+)"
+
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # The host's secret aliases (its helpers/secrets.py): §§secret(NAME).
+    (re.compile(r"§§secret\([^)]*\)"), "[secret]"),
+    # Credentials inside a URL: scheme://user:password@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+@"), r"\1[redacted]@"),
+    # Deliberately greedy (no word boundaries): masking a little too much beats leaking.
+    (re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"), "[email]"),
+    # name: value / name = value / name => value
+    (re.compile(rf"(?i)({_SECRET_NAME}[\"']?\s*(?::|=>|=)\s*){_VALUE}"), r"\1[redacted]"),
+    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{12,}=*"), "Bearer [key]"),
+    # Well-known key shapes: OpenAI/Stripe-style sk-/pk-/rk-, GitHub, Slack, Hugging Face,
+    # AWS access key ids, Google API keys, JSON web tokens.
+    (re.compile(r"\b(?:sk|pk|rk)[-_](?:[A-Za-z0-9]+[-_])*[A-Za-z0-9]{16,}\b"), "[key]"),
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})\b"), "[key]"),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), "[key]"),
+    (re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), "[key]"),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "[key]"),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), "[key]"),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "[key]"),
+)
+# "my password is hunter2": prose uses the same words ("the token is valid"), so after
+# "is"/"was" only a value that does not read as a word is masked: one with a digit or a
+# symbol in it, or one in quotes.
+_IS_VALUE = re.compile(rf"(?i)({_SECRET_NAME}\s+(?:is|was)\s+)({_VALUE})")
+# Long unbroken tokens that look generated: mixed case and digits, or hex, or letters and
+# digits with no separator. Long snake_case names with a version number and file paths are
+# left alone; base64 with "/" (AWS secret keys) must mix cases and digits to count.
+_LONG_TOKEN = re.compile(r"(?<![\w/-])[A-Za-z0-9_+/=-]{32,}(?![\w/-])")
+_HEX = re.compile(r"[0-9a-fA-F]{32,}")
+
+
+def _mask_is_value(match: re.Match[str]) -> str:
+    value = match.group(2)
+    if value[:1] in "\"'`":
+        return match.group(1) + "[redacted]"
+    core = value.rstrip(".!?)")
+    if core and (any(c.isdigit() for c in core) or not core.isalnum()):
+        return match.group(1) + "[redacted]" + value[len(core):]
+    return match.group(0)
 
 
 def _mask_long_token(match: re.Match[str]) -> str:
     token = match.group(0)
-    return "[key]" if any(c.isdigit() for c in token) and any(c.isalpha() for c in token) else token
+    digits = any(c.isdigit() for c in token)
+    letters = any(c.isalpha() for c in token)
+    mixed_case = any(c.islower() for c in token) and any(c.isupper() for c in token)
+    if "/" in token:
+        looks_generated = mixed_case and digits and not token.startswith("/")
+    else:
+        looks_generated = digits and letters and (mixed_case or not any(c in "_-" for c in token))
+    if _HEX.fullmatch(token) or looks_generated:
+        return "[key]"
+    return token
 
 
 def redact(text: str) -> str:
+    """``text`` with secrets, keys and e-mail addresses masked."""
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
+    text = _IS_VALUE.sub(_mask_is_value, text)
     return _LONG_TOKEN.sub(_mask_long_token, text)
 
 
-_resolved: dict[str, bool] = {}
+# --- which endpoints are private ----------------------------------------------------------
+# RFC 6598 shared address space (carrier-grade NAT, Tailscale): never routed on the
+# public internet, but ``is_private`` is False for it.
+_SHARED = ipaddress.ip_network("100.64.0.0/10")
+_RESOLVE_TTL_S = 300.0
+_resolved: dict[str, tuple[float, bool]] = {}
+_resolved_lock = threading.Lock()
+
+
+def _private_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback or address.is_private or address.is_link_local or (
+        isinstance(address, ipaddress.IPv4Address) and address in _SHARED
+    )
 
 
 def is_private_host(host: str) -> bool:
@@ -42,27 +115,46 @@ def is_private_host(host: str) -> bool:
     Name lookups block, so async code calls ``check`` instead, which runs them off the loop."""
     if not host:
         return False
-    if host.lower() in ("localhost", "localhost.localdomain"):
+    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(".localhost"):
         return True
     try:
-        addresses = [ipaddress.ip_address(host)]
+        addresses = [ipaddress.ip_address(host.split("%")[0])]
     except ValueError:
         try:
             infos = socket.getaddrinfo(host, None)
-        except OSError:
+        except (OSError, UnicodeError):
             return False
-        addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
-    return bool(addresses) and all(a.is_loopback or a.is_private or a.is_link_local for a in addresses)
+        addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+    # Every address must be private: a name that also resolves publicly may be sent there.
+    return bool(addresses) and all(_private_address(a) for a in addresses)
 
 
 def _guarded_host(settings: Settings) -> str | None:
     if not settings.private_only or settings.api in ("lexical", "local") or not settings.endpoint:
         return None
-    return urlsplit(settings.endpoint).hostname or ""
+    try:
+        return urlsplit(settings.endpoint).hostname or ""
+    except ValueError:
+        return ""
 
 
 def _refusal_text(host: str) -> str:
-    return f"refused by the privacy guard: {host} is not on loopback or a private network (setting 'rerank_private_only')"
+    shown = host or "the endpoint"
+    return f"refused by the privacy guard: {shown} is not on loopback or a private network (setting 'rerank_private_only')"
+
+
+def _known(host: str) -> bool | None:
+    with _resolved_lock:
+        hit = _resolved.get(host)
+    return hit[1] if hit and hit[0] > time.monotonic() else None
+
+
+def _remember(host: str, private: bool) -> bool:
+    with _resolved_lock:
+        if len(_resolved) > 256:
+            _resolved.clear()
+        _resolved[host] = (time.monotonic() + _RESOLVE_TTL_S, private)
+    return private
 
 
 def refusal(settings: Settings) -> str:
@@ -70,25 +162,41 @@ def refusal(settings: Settings) -> str:
     host = _guarded_host(settings)
     if host is None:
         return ""
-    if host not in _resolved:
-        _resolved[host] = is_private_host(host)
-    return "" if _resolved[host] else _refusal_text(host)
+    private = _known(host)
+    if private is None:
+        private = _remember(host, is_private_host(host))
+    return "" if private else _refusal_text(host)
 
 
 async def check(settings: Settings) -> str:
-    """``refusal`` for async code: a name lookup runs in a thread, once per host."""
+    """``refusal`` for async code: a name lookup runs in a thread, and is remembered a while."""
     host = _guarded_host(settings)
     if host is None:
         return ""
-    if host not in _resolved:
-        _resolved[host] = await asyncio.to_thread(is_private_host, host)
-    return "" if _resolved[host] else _refusal_text(host)
+    private = _known(host)
+    if private is None:
+        private = _remember(host, await asyncio.to_thread(is_private_host, host))
+    return "" if private else _refusal_text(host)
+
+
+def forget() -> None:
+    """Drop remembered name lookups (tests; a changed network)."""
+    with _resolved_lock:
+        _resolved.clear()
 
 
 def notes(settings: Settings) -> list[str]:
+    """What the probe report says about the guard."""
     out = []
+    remote = settings.api not in ("lexical", "local")
     if settings.private_only:
-        out.append("privacy guard: only loopback and private-network endpoints are allowed")
-    if settings.redact and settings.api not in ("lexical", "local"):
-        out.append("privacy guard: e-mails, keys and passwords are masked before memory text is sent")
+        out.append(
+            "privacy guard: only loopback and private-network endpoints are allowed"
+            if remote else "privacy guard: nothing leaves this machine (in-process reranker)"
+        )
+    if settings.redact:
+        out.append(
+            "privacy guard: e-mails, keys and passwords are masked before memory text is sent"
+            if remote else "privacy guard: redaction not needed, the in-process reranker sends nothing"
+        )
     return out

@@ -229,7 +229,7 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         return host_result if host_result is not None else await original(memory, *args, **kwargs)
     latency = _ms(started)
     notes, pool_size = "; ".join(result.notes), len(result.candidates)
-    if settings.shadow_log:
+    if settings.shadow_log and result.candidates:  # a search that found nothing has nothing to judge
         shadow_log.record(settings.shadow_log, shadow_log.entry(call.kind, result, host_result, limit, latency, settings.apply))
     if settings.apply:
         outcome = "reranked" if pool_size else "empty"  # nothing matched: nothing to rerank

@@ -68,8 +68,11 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
     if settings.api == "local":
         from . import local
 
-        scores = await local.score(settings, query, documents)
-        return Scored(scores, detect.score_scale(scores), detect.cached(settings))
+        # The probe (once per model) gives the scale and the floor's calibration, and keeps
+        # a model that ranks the probe wrongly out of recall, as for a server.
+        verdict = await detect.resolve(settings, deadline)
+        scores = await local.score(settings, query, documents, max(0.0, deadline.remaining()))
+        return Scored(scores, verdict.scale, verdict)
     if not settings.endpoint:
         raise NotConfigured("no endpoint set (setting 'rerank_endpoint')")
     refusal = await privacy.check(settings)
@@ -201,8 +204,12 @@ async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return {"ok": False, "verdict": "bad_setting", "reason": str(exc), "setting": exc.key, "attempts": []}
     refusal = await privacy.check(settings)
     if refusal:
-        return {"ok": False, "verdict": "refused", "reason": refusal, "endpoint": settings.endpoint, "attempts": []}
+        return {"ok": False, "verdict": "refused", "reason": refusal, "endpoint": settings.endpoint, "attempts": [], "notes": privacy.notes(settings)}
     detect.forget(settings)
+    if settings.api == "local":
+        from . import local
+
+        local.loading(settings, retry=True)  # Test connection tries a failed load again at once
     report = await detect.probe(settings)
     out = report.as_dict()
     out["notes"] += privacy.notes(settings)

@@ -121,10 +121,17 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off", ""}
 
 
+def _shown(value: Any) -> str:
+    try:
+        return repr(value)
+    except ValueError:  # repr() refuses integers with more than 4,300 digits
+        return "a huge integer"
+
+
 def coerce(key: str, value: Any) -> Any:
     """Coerce one raw value for ``key``; raise ``SettingsError`` if it does not fit."""
     limit = LIMITS[key]
-    bad = SettingsError(key, f"got {value!r}, expected {limit.describe()}")
+    bad = SettingsError(key, f"got {_shown(value)}, expected {limit.describe()}")
     if limit.kind == "bool":
         if isinstance(value, bool):
             return value
@@ -143,7 +150,11 @@ def coerce(key: str, value: Any) -> Any:
             return ""
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise bad
-        return str(value).strip() if key != "rerank_instruction" else str(value)
+        try:
+            text = str(value)
+        except ValueError:  # an integer with more digits than str() converts
+            raise bad from None
+        return text.strip() if key != "rerank_instruction" else text
     # numbers
     if value is None or (isinstance(value, str) and not value.strip()):
         if limit.nullable:
@@ -153,7 +164,7 @@ def coerce(key: str, value: Any) -> Any:
         raise bad
     try:
         number = float(value.strip()) if isinstance(value, str) else float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise bad from None
     if not math.isfinite(number):
         raise bad

@@ -36,7 +36,8 @@ def entry(caller: str, result: Any, host_result: list | None, limit: int, latenc
         "caller": caller,
         "applied": applied,
         "limit": limit,
-        "query": redact(result.query[:_QUERY_CHARS]),
+        # Masked before it is cut, so a cut never leaves half a secret unrecognised.
+        "query": redact(result.query)[:_QUERY_CHARS],
         "candidates": ids,
         "host_order": [str(doc_key(d)) for d in (host_result if host_result is not None else result.host_pool[:limit])],
         "reranked_order": [str(doc_key(d)) for d in result.docs],
@@ -86,21 +87,29 @@ def flush(timeout: float = 5.0) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-def read(path: str) -> Iterable[dict[str, Any]]:
-    with open(path, encoding="utf-8") as fh:
+def read(path: str, skipped: list[int] | None = None) -> Iterable[dict[str, Any]]:
+    """The log's lines. A line that is not a JSON object (a write cut short by a crash) is
+    skipped, its number appended to ``skipped``: one bad line must not hide the rest."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
         for number, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except ValueError:
-                    raise ValueError(f"line {number} is not JSON") from None
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError:
+                value = None
+            if isinstance(value, dict):
+                yield value
+            elif skipped is not None:
+                skipped.append(number)
 
 
 def summarise(path: str, k: int = 5) -> dict[str, Any]:
     """How often reranking changed the top results, how far memories moved, and latency."""
-    lines = list(read(path))
+    skipped: list[int] = []
+    lines = list(read(path, skipped))
     if not lines:
-        raise ValueError("the log is empty")
+        raise ValueError("the log holds no searches" + (f" ({len(skipped)} unreadable lines)" if skipped else ""))
     changed_top1 = changed_topk = promoted = 0
     moves: list[int] = []
     latencies = [float(x["latency_ms"]) for x in lines if "latency_ms" in x]
@@ -127,6 +136,7 @@ def summarise(path: str, k: int = 5) -> dict[str, Any]:
             "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1) if ordered else None,
         },
         "k": k,
+        "unreadable_lines": len(skipped),
     }
 
 
@@ -140,4 +150,4 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"{summary[f'new_in_top{k}_per_search']} memories per search entered the top {k}",
         f"memories kept in the top {k} moved {summary['mean_rank_move']} places on average",
         f"reranking latency: p50 {lat['p50']} ms, p95 {lat['p95']} ms",
-    ])
+    ] + ([f"skipped {summary['unreadable_lines']} unreadable lines"] if summary.get("unreadable_lines") else []))

@@ -22,6 +22,8 @@ def decode_json(content: bytes, content_type: str = "") -> Any:
         return json.loads(text, parse_constant=_refuse_constant)
     except ValueError as exc:
         raise MalformedResponse(f"response is not valid JSON ({exc})") from None
+    except RecursionError:  # nested deeper than the interpreter's stack allows
+        raise MalformedResponse("response is not valid JSON (nested too deeply)") from None
 
 
 def _refuse_constant(name: str) -> Any:
@@ -67,7 +69,21 @@ def scores_by_index(items: list, n: int, score_keys: tuple[str, ...]) -> list[fl
         if scores[index] is not None:
             raise MalformedResponse(f"result index {index} appears twice")
         score = next((item[k] for k in score_keys if k in item), None)
-        if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
-            raise MalformedResponse(f"score {score!r} for index {index} is not a finite number")
+        if not isinstance(score, (int, float)) or isinstance(score, bool) or not _finite(score):
+            raise MalformedResponse(f"score {_shown(score)} for index {index} is not a finite number")
         scores[index] = float(score)
     return scores  # type: ignore[return-value]
+
+
+def _finite(number: int | float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer too large for a float
+        return False
+
+
+def _shown(value: Any) -> str:
+    try:
+        return repr(value)[:80]
+    except ValueError:  # repr() refuses integers with more than 4,300 digits
+        return "(a huge integer)"

@@ -1,0 +1,298 @@
+"""``rerank_api: local`` with a tiny cross-encoder built and trained here (a 2-layer BERT with
+hidden size 32, saved to a temporary folder): loading, scoring, batching and warm-up through
+the public API and a recall through the stand-in host; and a missing package or model
+giving a clear probe report and the host's own result. Nothing is downloaded."""
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers or huggingface_hub are imported
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+import asyncio  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+
+import pytest  # noqa: E402
+import yaml  # noqa: E402
+
+from tests.host.fixtures import host  # noqa: E402,F401
+
+PROBE_QUERY = "What is the capital of France?"
+PROBE_DOCS = (
+    "Paris is the capital and largest city of France.",
+    "Lyon is a large city in the south-east of France, known for its cuisine.",
+    "Photosynthesis converts sunlight into chemical energy in green plants.",
+)
+QUESTION = "which port does grafana use on atlas"
+ANSWER = "the zebra notes say atlas moved grafana to port 3001"
+MEMORIES = [
+    "grafana on atlas is behind nginx",
+    "atlas runs grafana and prometheus in docker",
+    "the garden needs water every other day",
+    "restic backs up atlas to the nas at night",
+    ANSWER,
+    "prometheus keeps thirty days of metrics on atlas",
+]
+# (query, document, target logit): the probe ranked right, and the answer above the rest.
+TRAINING = [
+    (PROBE_QUERY, PROBE_DOCS[0], 4.0),
+    (PROBE_QUERY, PROBE_DOCS[1], 0.0),
+    (PROBE_QUERY, PROBE_DOCS[2], -4.0),
+    *[(QUESTION, m, 4.0 if m == ANSWER else -2.0) for m in MEMORIES],
+]
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    """A folder holding a trained tiny cross-encoder (config, weights, tokenizer)."""
+    # Pinned in requirements-test.txt: a missing package must fail the suite, not skip it.
+    import torch
+    import transformers
+
+    folder = tmp_path_factory.mktemp("tiny-cross-encoder")
+    words = sorted({w for q, d, _ in TRAINING for w in re.findall(r"\w+|[^\w\s]", f"{q} {d}".lower())})
+    (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
+    tokenizer = transformers.BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
+    config = transformers.BertConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=128, num_labels=1,
+    )
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny matrices: more threads only add contention
+    try:
+        torch.manual_seed(0)
+        model = transformers.BertForSequenceClassification(config)
+        batch = tokenizer([q for q, _, _ in TRAINING], [d for _, d, _ in TRAINING], padding=True, return_tensors="pt")
+        target = torch.tensor([t for _, _, t in TRAINING])
+        optimiser = torch.optim.Adam(model.parameters(), lr=3e-3)
+        model.train()
+        for _ in range(600):
+            loss = ((model(**batch).logits.squeeze(-1) - target) ** 2).mean()
+            if loss.item() < 0.05:
+                break
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+        assert loss.item() < 0.05, f"the tiny model did not fit its training pairs (loss {loss.item():.3f})"
+    finally:
+        torch.set_num_threads(threads)
+    model.eval()
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def local_config(path, **more):
+    return {"rerank_api": "local", "rerank_local_model": str(path), "rerank_local_max_length": 64,
+            "rerank_local_device": "cpu", "rerank_cache": False, "rerank_timeout": 60, **more}
+
+
+@pytest.fixture
+def fresh_local():
+    """The plugin's loaded models (as unit tests import it) dropped before and after."""
+    from helpers import local
+
+    local.forget()
+    yield local
+    local.forget()
+
+
+@pytest.fixture
+def watched(monkeypatch):
+    """sentence_transformers.CrossEncoder wrapped: records each construction's thread and
+    the batch size of every forward pass."""
+    import sentence_transformers as st
+    seen = {"threads": [], "instances": [], "batches": []}
+    real = st.CrossEncoder
+
+    class WatchedCrossEncoder(real):
+        def __init__(self, *args, **kwargs):
+            seen["threads"].append(threading.current_thread())
+            super().__init__(*args, **kwargs)
+            seen["instances"].append(self)
+            self.model.register_forward_hook(lambda module, args, kwargs_, output: seen["batches"].append(output.logits.shape[0]), with_kwargs=True)
+
+    monkeypatch.setattr(st, "CrossEncoder", WatchedCrossEncoder)
+    return seen
+
+
+def _expected_ranking(path, query, documents):
+    from sentence_transformers import CrossEncoder
+
+    scores = CrossEncoder(str(path), max_length=64, device="cpu").predict([(query, d) for d in documents], show_progress_bar=False)
+    return sorted(((i, float(s)) for i, s in enumerate(scores)), key=lambda p: (-p[1], p[0]))
+
+
+# --- through the public API -------------------------------------------------------------
+def test_rerank_scores_with_the_local_model_in_batches_loaded_once_off_the_loop(tiny_model, fresh_local, watched):
+    from helpers import reranker
+
+    config = local_config(tiny_model, rerank_local_batch_size=2)
+    documents = MEMORIES[:5]
+    ranking = reranker.rerank(QUESTION, documents, config=config)
+    assert ranking is not None
+    expected = _expected_ranking(tiny_model, QUESTION, documents)  # built after: not counted above
+    assert [i for i, _ in ranking] == [i for i, _ in expected]
+    assert [s for _, s in ranking] == pytest.approx([s for _, s in expected], abs=1e-5)
+    assert ranking[0][0] == documents.index(ANSWER)
+    # One load, in the loader's own thread: neither the sync API's loop nor the caller's.
+    assert len(watched["threads"]) == 2  # the plugin's load, and _expected_ranking's
+    load_thread = watched["threads"][0]
+    assert load_thread.name == "a0_reranker-load"
+    assert load_thread is not reranker._loop_thread and load_thread is not threading.main_thread()
+    model = watched["instances"][0]
+    assert model.max_length == 64 and model._target_device.type == "cpu"
+    # The probe's 3 documents and then the 5 in batches of 2.
+    assert watched["batches"][:5] == [2, 1, 2, 2, 1]
+    # A second call reuses the loaded model (and the cached probe verdict).
+    before = len(watched["batches"])
+    assert reranker.rerank(QUESTION, documents[:3], config=config) is not None
+    assert len(watched["threads"]) == 2
+    assert watched["batches"][before:] == [2, 1]
+
+
+def test_arerank_on_a_running_loop_never_loads_on_it(tiny_model, fresh_local, watched):
+    from helpers import reranker
+
+    async def main():
+        loop_thread = threading.current_thread()
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        task = asyncio.create_task(ticker())
+        ranking = await reranker.arerank(QUESTION, MEMORIES, config=local_config(tiny_model))
+        task.cancel()
+        assert ranking[0][0] == MEMORIES.index(ANSWER)
+        assert watched["threads"] and all(t is not loop_thread for t in watched["threads"])
+        assert ticks > 0  # the loop kept running while the model loaded and scored
+
+    asyncio.run(main())
+
+
+def test_load_model_refuses_to_block_an_event_loop(tiny_model, fresh_local):
+    from helpers.settings import Settings
+
+    settings = Settings.from_mapping(local_config(tiny_model))
+
+    async def main():
+        with pytest.raises(RuntimeError, match="blocks"):
+            fresh_local.load_model(settings)
+
+    asyncio.run(main())
+
+
+def test_the_probe_reports_the_local_model(tiny_model, fresh_local):
+    from helpers import reranker
+
+    report = reranker.probe(local_config(tiny_model, rerank_redact=True))
+    assert report["ok"] and report["verdict"] == "ok", report["reason"]
+    assert report["scale"] == "probability"  # the model's head ends in a sigmoid
+    assert report["model"] == str(tiny_model)
+    assert "local cross-encoder" in report["reason"]
+    assert any("redaction not needed" in n for n in report["notes"])
+
+
+# --- missing pieces ---------------------------------------------------------------------
+def test_without_sentence_transformers_the_probe_says_how_to_install_and_rerank_returns_none(tiny_model, fresh_local, monkeypatch):
+    from helpers import reranker
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import fails
+    config = local_config(tiny_model)
+    report = reranker.probe(config)
+    assert report["ok"] is False and report["verdict"] == "not_configured"
+    assert "pip install sentence-transformers" in report["reason"]
+    assert reranker.rerank(QUESTION, MEMORIES, config=config) is None
+    # Installed afterwards: recall keeps falling back for a while, Test connection retries at once.
+    monkeypatch.undo()
+    assert reranker.rerank(QUESTION, MEMORIES, config=config) is None
+    assert reranker.probe(config)["ok"] is True
+    assert reranker.rerank(QUESTION, MEMORIES, config=config)[0][0] == MEMORIES.index(ANSWER)
+
+
+def test_a_missing_model_folder_is_named_in_the_probe_report(tmp_path, fresh_local):
+    import sentence_transformers  # noqa: F401
+    from helpers import reranker
+
+    config = local_config(tmp_path / "no-such-model")
+    report = reranker.probe(config)
+    assert report["ok"] is False and report["verdict"] == "not_configured"
+    assert f"the local model folder {tmp_path / 'no-such-model'} does not exist" in report["reason"]
+    assert "rerank_local_model" in report["reason"]
+    assert reranker.rerank(QUESTION, MEMORIES, config=config) is None
+
+
+def test_a_model_that_is_not_a_cross_encoder_is_reported(tmp_path, fresh_local):
+    import sentence_transformers  # noqa: F401
+    from helpers import reranker
+
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text("{not json")
+    report = reranker.probe(local_config(tmp_path / "broken"))
+    assert report["verdict"] == "not_configured"
+    assert "cannot load the local model" in report["reason"]
+
+
+# --- through the stand-in host ----------------------------------------------------------
+async def _store(host):
+    defaults = yaml.safe_load((host.root / "plugins" / "_memory" / "default_config.yaml").read_text())
+    host.set_config({**defaults, "memory_recall_similarity_threshold": 0.0}, plugin="_memory")
+    agent = host.agent()
+    memory = await host.memory(agent)
+    await host.insert(memory, MEMORIES)
+    return agent, memory
+
+
+async def _unwrapped(host, agent):
+    host.toggle(False)
+    try:
+        return await host.recall(agent, QUESTION, "")
+    finally:
+        host.toggle(True)
+
+
+def test_warm_up_at_start_then_recall_with_the_local_model(host, tiny_model, watched):
+    async def main():
+        agent, memory = await _store(host)
+        host.toggle(True)
+        expected_host = await _unwrapped(host, agent)
+        assert expected_host["memories"][0].page_content != ANSWER
+        host.set_config(local_config(tiny_model))
+        host.init_a0()  # wraps, and warms the model in the background
+        for thread in [t for t in threading.enumerate() if t.name == "a0_reranker-warm"]:
+            thread.join(timeout=120)
+        assert [t.name for t in watched["threads"]] == ["a0_reranker-load"]
+        detect, settings_mod = host.import_plugin("helpers.detect"), host.import_plugin("helpers.settings")
+        assert detect.cached(settings_mod.Settings.from_mapping(local_config(tiny_model))) is not None
+        result = await host.recall(agent, QUESTION, "")
+        assert result["error"] is None
+        assert result["memories"][0].page_content == ANSWER
+        assert len(watched["threads"]) == 1  # warmed once, used as it was
+        stats = host.import_plugin("helpers.recall").STATS.snapshot()["totals"]
+        assert stats.get("reranked") == 1 and not stats.get("fallback")
+
+    host.run(main())
+
+
+def test_recall_without_sentence_transformers_returns_exactly_the_hosts_result(host, tiny_model, monkeypatch):
+    async def main():
+        agent, memory = await _store(host)
+        host.import_plugin("helpers.recall").ensure_wrapped()
+        host.toggle(True)
+        expected = await _unwrapped(host, agent)
+        monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+        host.set_config(local_config(tiny_model))
+        host.import_plugin("helpers.recall").forget_settings()
+        got = await host.recall(agent, QUESTION, "")
+        assert got["error"] is None
+        assert [id(d) for d in got["memories"]] == [id(d) for d in expected["memories"]]
+        stats = host.import_plugin("helpers.recall").STATS.snapshot()
+        assert stats["totals"].get("fallback") == 1
+        assert "pip install sentence-transformers" in stats["last_error"]["reason"]
+
+    host.run(main())

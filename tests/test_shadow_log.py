@@ -1,0 +1,148 @@
+"""The opt-in shadow log: what a recall writes (ids, orders, scores, a masked query; never
+memory text, never the key), and ``python -m helpers.cli report LOG`` run as a user runs it."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.host.fixtures import host  # noqa: F401
+from tests.servers import start
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+API_KEY = "sk-test-0123456789abcdefXYZ"
+MEMORIES = [
+    "grafana on atlas listens on port 3000",
+    "atlas runs grafana and prometheus in docker",
+    "nginx on atlas proxies port 443 to grafana",
+    "the garden needs water every other day",
+    "restic backs up atlas to the nas at night",
+    "prometheus keeps thirty days of metrics on atlas",
+]
+MESSAGE = "which port does grafana use on atlas? the admin password: hunter2"
+
+
+async def _recall_with_log(host, log_path, **config):
+    defaults = yaml.safe_load((host.root / "plugins" / "_memory" / "default_config.yaml").read_text())
+    # every memory is read and the agent gets all it was given, so orders compare whole
+    host.set_config({**defaults, "memory_recall_similarity_threshold": 0.0, "memory_recall_memories_max_result": 12}, plugin="_memory")
+    agent = host.agent()
+    memory = await host.memory(agent)
+    await host.insert(memory, MEMORIES)
+    recall = host.import_plugin("helpers.recall")
+    recall.ensure_wrapped()
+    host.toggle(True)
+    host.set_config({"rerank_cache": False, "rerank_shadow_log": str(log_path), **config})
+    recall.forget_settings()
+    result = await host.recall(agent, MESSAGE, "")
+    host.import_plugin("helpers.shadow_log").flush()
+    return memory, result
+
+
+@pytest.mark.parametrize("apply", [True, False])
+def test_a_recall_writes_ids_orders_and_scores_but_no_text_and_no_key(host, tmp_path, apply):
+    log_path = tmp_path / "logs" / "shadow.jsonl"  # the folder is created on first write
+
+    async def main():
+        with start("tei19", api_key=API_KEY) as srv:
+            memory, result = await _recall_with_log(host, log_path, rerank_endpoint=srv.url, rerank_api_key=API_KEY, rerank_apply=apply)
+        text = log_path.read_text(encoding="utf-8")
+        lines = [json.loads(line) for line in text.splitlines()]
+        assert len(lines) == 1  # the memories search; the solutions search found nothing to log
+        line = lines[0]
+        stored = {d.metadata["id"]: d for d in memory.db.docstore._dict.values()}
+        returned = [d.metadata["id"] for d in result["memories"]]
+        assert line["caller"] == "recall" and line["applied"] is apply
+        assert set(line["candidates"]) == set(stored)
+        assert set(line["scores"]) == set(stored) and all(0 <= s <= 1 for s in line["scores"].values())
+        assert sorted(line["reranked_order"], key=lambda i: -line["scores"][i]) == line["reranked_order"]
+        if apply:
+            assert line["reranked_order"] == returned
+        else:
+            assert line["host_order"] == returned  # shadow mode: the agent got the host's order
+            assert line["reranked_order"] != returned
+        assert set(line["host_order"]) <= set(stored)
+        assert line["latency_ms"] > 0
+        # The query is the user's message, masked; no memory text, no key anywhere.
+        assert line["query"].startswith("which port does grafana use on atlas? the admin password: [redacted]")
+        assert "hunter2" not in text and API_KEY not in text
+        assert not any(m in text for m in MEMORIES)
+        assert not any(word in text for word in ("garden", "restic", "nginx"))
+
+    host.run(main())
+
+
+def _cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "helpers.cli", "report", *map(str, args)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_report_summarises_a_log_written_by_recalls(host, tmp_path):
+    log_path = tmp_path / "shadow.jsonl"
+
+    async def main():
+        with start("tei19") as srv:
+            await _recall_with_log(host, log_path, rerank_endpoint=srv.url)
+
+    host.run(main())
+    done = _cli(log_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "searches logged: 1 (recall: 1)" in out
+    assert "top result changed by reranking:" in out
+    assert "moved" in out and "places on average" in out
+    assert "reranking latency: p50" in out
+
+
+def test_report_numbers(tmp_path):
+    """Two searches: one reranked c, a, b from the host's a, b, c; one left alone."""
+    log_path = tmp_path / "shadow.jsonl"
+    lines = [
+        {"caller": "recall", "host_order": ["a", "b", "c"], "reranked_order": ["c", "a", "b"], "latency_ms": 10.0},
+        {"caller": "memory_load", "host_order": ["a", "b", "c"], "reranked_order": ["a", "b", "c"], "latency_ms": 30.0},
+        {"caller": "recall", "host_order": ["a", "b", "c", "d"], "reranked_order": ["d", "a", "b"], "latency_ms": 20.0},
+    ]
+    log_path.write_text("\n".join(json.dumps(x) for x in lines) + "\n{\"cut short\n", encoding="utf-8")
+    done = _cli(log_path, "--k", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["searches"] == 3 and summary["by_caller"] == {"recall": 2, "memory_load": 1}
+    assert summary["top1_changed"] == round(2 / 3, 3)
+    assert summary["top3_changed"] == round(1 / 3, 3)  # d came in from below the cut
+    assert summary["new_in_top3_per_search"] == round(1 / 3, 2)
+    # moves: c 2, a 1, b 1 | 0, 0, 0 | d 3, a 1, b 1  -> 9 / 9
+    assert summary["mean_rank_move"] == 1.0
+    assert summary["latency_ms"] == {"p50": 20.0, "p95": 30.0}
+    assert summary["unreadable_lines"] == 1
+
+    text = _cli(log_path, "--k", "3").stdout
+    assert "top result changed by reranking: 67% of searches" in text
+    assert "top 3 changed: 33% of searches" in text
+    assert "moved 1.0 places on average" in text
+    assert "skipped 1 unreadable lines" in text
+
+
+def test_report_on_a_missing_or_empty_log_says_so(tmp_path):
+    missing = _cli(tmp_path / "nope.jsonl")
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    done = _cli(empty)
+    assert done.returncode == 2 and "holds no searches" in done.stderr
+
+
+def test_the_logged_query_is_masked_before_it_is_cut():
+    from types import SimpleNamespace
+
+    from helpers import shadow_log
+
+    secret = "sk-proj-abcdef1234567890XYZ"
+    query = "x" * 290 + " " + secret  # the key straddles the 300-character cut
+    result = SimpleNamespace(candidates=[], docs=[], host_pool=[], scores=[], query=query)
+    line = shadow_log.entry("recall", result, None, 5, 1.0, True)
+    assert "sk-proj" not in line["query"] and "abcdef" not in line["query"]
