@@ -68,9 +68,9 @@ def summary_text(status: dict[str, Any], probe: dict[str, Any] | None = None) ->
     lines.append(f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; fallbacks by reason: {stats['fallback_reasons'] or 'none'}")
     if stats.get("last_error"):
         lines.append(f"last error: {stats['last_error']['reason']}")
-    notes = [r["reason"] for r in stats["recent"] if r["outcome"] in ("reranked", "shadow") and r["reason"]]
-    if notes:
-        lines.append(f"note: {notes[-1]}")
+    answered = [r for r in stats["recent"] if r["outcome"] in ("reranked", "shadow")]
+    if answered and answered[-1]["reason"]:  # only the latest search's note: older ones are history
+        lines.append(f"note: {answered[-1]['reason']}")
     if stats.get("shadow"):
         s = stats["shadow"]
         lines.append(f"shadow: top result would change in {s['top_changed']}/{s['searches']} searches; mean overlap@k {s['mean_overlap_at_k']}; {s['promoted_from_below_cut']} memories from below the host's cut")
