@@ -227,17 +227,24 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         STATS.record(CallRecord("fallback", reason, call.kind, latency_ms=_ms(started)))
         log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, reason)
         return host_result if host_result is not None else await original(memory, *args, **kwargs)
-    latency = _ms(started)
+    try:
+        _record(call, settings, result, host_result, limit, _ms(started))
+    except Exception as exc:  # bookkeeping must never cost a recall
+        log.info("a0_reranker: could not record a search: %s", exc)
+    return result.docs if settings.apply else host_result
+
+
+def _record(call: Call, settings: Settings, result: "Reranked", host_result: list | None, limit: int, latency: float) -> None:
+    """Counters for the status views, and the shadow log line when one is configured."""
     notes, pool_size = "; ".join(result.notes), len(result.candidates)
     if settings.shadow_log and result.candidates:  # a search that found nothing has nothing to judge
         shadow_log.record(settings.shadow_log, shadow_log.entry(call.kind, result, host_result, limit, latency, settings.apply))
     if settings.apply:
         outcome = "reranked" if pool_size else "empty"  # nothing matched: nothing to rerank
         STATS.record(CallRecord(outcome, notes, call.kind, pool_size, len(result.docs), latency))
-        return result.docs
-    impact = shadow_impact(host_result, result.docs, limit)
-    STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result), latency, impact=impact))
-    return host_result
+    else:
+        impact = shadow_impact(host_result or [], result.docs, limit)
+        STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result or []), latency, impact=impact))
 
 
 @dataclass
