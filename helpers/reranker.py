@@ -188,7 +188,8 @@ def _run_sync(coro_factory, timeout: float, default: Any) -> Any:
 def rerank(query: str, documents: Sequence[str], *, config: Mapping[str, Any] | None = None) -> Ranking | None:
     """Synchronous ``arerank``. Blocks the calling thread for at most the configured timeout."""
     try:
-        if not list(documents):
+        documents = list(documents)  # once: a generator can be read only once
+        if not documents:
             return []
         timeout = load_settings(config).timeout + 1.0
     except Exception:

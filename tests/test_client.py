@@ -359,3 +359,12 @@ def test_the_key_does_not_follow_a_redirect_to_another_host():
         assert ranked and ranked[0][0] == BEST  # the redirect was followed...
         posts = [r for r in target.requests if r.method == "POST"]
         assert posts and all("authorization" not in r.headers for r in posts)  # ...without the key
+
+
+def test_documents_may_be_any_iterable_and_bad_types_give_none():
+    with _working() as srv:
+        config = {"rerank_endpoint": srv.url}
+        assert reranker.rerank(QUERY, (d for d in DOCS), config=config)[0][0] == BEST
+        assert reranker.rerank(QUERY, [1, 2], config=config) is None
+        assert reranker.rerank(None, DOCS, config=config) is None
+        assert reranker.rerank(QUERY, DOCS, config="not a mapping") is None
