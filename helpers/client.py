@@ -69,6 +69,14 @@ def _build_client() -> httpx.AsyncClient:
     )
 
 
+def _forget_ended_loops() -> None:
+    """Drop the clients of loops that have been closed (Flask runs each API request on a loop
+    of its own). The weak keys alone never let go: a client's pooled connections hold their
+    loop. Unreferenced, loop and client are collected together and the sockets closed."""
+    for ended in [loop for loop in list(_clients.keys()) if loop.is_closed()]:
+        _clients.pop(ended, None)
+
+
 async def http_client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     with _clients_lock:
@@ -77,6 +85,7 @@ async def http_client() -> httpx.AsyncClient:
         return client
     built = await asyncio.to_thread(_build_client)
     with _clients_lock:
+        _forget_ended_loops()
         client = _clients.get(loop)
         if client is None or client.is_closed:
             _clients[loop] = client = built

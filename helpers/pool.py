@@ -10,8 +10,9 @@ so a longer tail would be silently ignored by the search.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 # Exhaustive search up to this many vectors; past it, a generous multiple of the pool.
 _EXHAUSTIVE_UP_TO = 20_000
@@ -70,7 +71,7 @@ def fetch_k(db: Any, pool_size: int) -> int:
 async def search_pool(memory: Any, text: str, pool_size: int, threshold: float, filter: str) -> list:
     """The host's own search, widened: same store, same comparator, same relevance scale,
     but ``pool_size`` results drawn from enough vectors that the filter does not starve it."""
-    comparator = type(memory)._get_comparator(filter) if filter else None
+    comparator = remembering_comparator(type(memory)._get_comparator(filter), filter) if filter else None
     return await memory.db.asearch(
         text,
         search_type="similarity_score_threshold",
@@ -79,6 +80,50 @@ async def search_pool(memory: Any, text: str, pool_size: int, threshold: float, 
         filter=comparator,
         fetch_k=fetch_k(memory.db, pool_size),
     )
+
+
+_MISSING = object()
+
+
+def remembering_comparator(comparator: Callable[[dict], Any], condition: str) -> Callable[[dict], Any]:
+    """``comparator`` asked once per distinct value of the names ``condition`` reads.
+
+    The host evaluates its filter (simpleeval) for every document it looks at, parsing the
+    condition each time (~25 µs). A pool search looks at every stored memory, three times
+    per recall, so that parse was most of the plugin's cost and grew with the store. The
+    host's comparator still decides every case; documents whose names hold the same values
+    (``area == 'main'``: three areas) share its answer. A condition that calls a function,
+    or a value that cannot be a dict key, goes to the host's comparator every time."""
+    names = _names_read(condition)
+    if names is None:
+        return comparator
+    answers: dict[tuple, Any] = {}
+
+    def remembered(metadata: dict) -> Any:
+        try:
+            key = tuple((type(v), v) for v in (metadata.get(name, _MISSING) for name in names))
+            if key not in answers:
+                answers[key] = comparator(metadata)
+            return answers[key]
+        except TypeError:  # an unhashable value (a list, a dict)
+            return comparator(metadata)
+
+    return remembered
+
+
+def _names_read(condition: str) -> tuple[str, ...] | None:
+    """The names an expression reads; None when its value may depend on more (a call)."""
+    try:
+        tree = ast.parse(condition.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+    return tuple(sorted(names))
 
 
 def doc_key(doc: Any) -> Any:

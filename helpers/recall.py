@@ -30,7 +30,7 @@ from typing import Any, Callable
 from . import pool, postprocess, shadow_log
 from .client import Deadline
 from .errors import NotConfigured, RerankError
-from .reranker import PLUGIN_NAME, score_documents
+from .reranker import PLUGIN_NAME, score_documents, skipped_now
 from .settings import Settings, SettingsError
 from .stats import STATS, CallRecord
 
@@ -165,6 +165,7 @@ def message_text(rendered: str) -> str:
 
 
 _SETTINGS_TTL_S = 5.0
+_TIMEOUT_GRACE_S = 0.25
 _settings_cache: dict[tuple, tuple[float, Settings]] = {}
 _settings_lock = threading.Lock()
 
@@ -216,9 +217,15 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         filter_ = params.get("filter") or ""
         if limit <= 0 or not query.strip():
             return await original(memory, *args, **kwargs)
+        skipped = skipped_now(settings)
+        if skipped is not None:  # a failing endpoint: no pool to gather, no call to make
+            raise skipped
         if not settings.apply:
             host_result = await original(memory, *args, **kwargs)
-        async with asyncio.timeout(settings.timeout):
+        # The reranker's own deadline (rerank_timeout, inside) must run out first: its
+        # DeadlineExceeded counts toward the breaker, a cancellation from out here does not,
+        # and a server that accepts and never answers would cost every recall the timeout.
+        async with asyncio.timeout(settings.timeout + _TIMEOUT_GRACE_S):
             result = await _rerank(memory, call, settings, query, limit, threshold, filter_)
     except asyncio.CancelledError:
         raise
@@ -273,7 +280,9 @@ async def _rerank(memory, call: Call, settings: Settings, query: str, limit: int
     # is what the reranker reads, so an extra search never crowds out the host's own pool.
     pool_size = max(limit, settings.candidates)
     texts = searches.texts()
-    found = await asyncio.gather(*(pool.search_pool(memory, text, pool_size, floor, filter_) for text in texts))
+    # One search at a time: each runs the host's FAISS code in an executor thread, and
+    # several at once only contend for the GIL with the event loop (longer stalls, no gain).
+    found = [await pool.search_pool(memory, text, pool_size, floor, filter_) for text in texts]
     candidates = pool.interleave(found, pool_size * len(texts))
     if not candidates:
         return Reranked([])

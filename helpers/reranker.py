@@ -60,6 +60,16 @@ def _breaker_key(settings: Settings) -> str:
     return f"{settings.endpoint}|{settings.model}|{settings.api}"
 
 
+def _skipped(settings: Settings) -> BreakerOpen:
+    return BreakerOpen(f"endpoint failing; skipped for up to {settings.breaker_cooldown:g} s")
+
+
+def skipped_now(settings: Settings) -> BreakerOpen | None:
+    """``BreakerOpen`` while the endpoint's breaker is open, else None. No side effects: the
+    half-open trial after the cool-down is left to the next call that gets through."""
+    return _skipped(settings) if BREAKER.is_open(_breaker_key(settings), settings.breaker_failures) else None
+
+
 async def score_documents(settings: Settings, query: str, documents: Sequence[str], deadline: client.Deadline | None = None) -> Scored:
     """Scores for ``documents`` in input order. Raises ``RerankError``; callers fall back."""
     deadline = deadline or client.Deadline.after(settings.timeout)
@@ -87,7 +97,7 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
         return Scored(hits[1], verdict.scale, verdict)  # type: ignore[union-attr, arg-type]
     key = _breaker_key(settings)
     if not BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown):
-        raise BreakerOpen(f"endpoint failing; skipped for up to {settings.breaker_cooldown:g} s")
+        raise _skipped(settings)
     try:
         fresh_verdict = await detect.resolve(settings, deadline)
         if fresh_verdict is not verdict:  # a new probe: earlier lookups named another route

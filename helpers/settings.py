@@ -131,7 +131,10 @@ def _shown(value: Any) -> str:
 def coerce(key: str, value: Any) -> Any:
     """Coerce one raw value for ``key``; raise ``SettingsError`` if it does not fit."""
     limit = LIMITS[key]
-    bad = SettingsError(key, f"got {_shown(value)}, expected {limit.describe()}")
+
+    def bad() -> SettingsError:  # built only when raised: coerce runs for every key on every load
+        return SettingsError(key, f"got {_shown(value)}, expected {limit.describe()}")
+
     if limit.kind == "bool":
         if isinstance(value, bool):
             return value
@@ -139,41 +142,41 @@ def coerce(key: str, value: Any) -> Any:
             return bool(value)
         if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
             return value.strip().lower() in _TRUE
-        raise bad
+        raise bad()
     if limit.kind == "choice":
         text = str(value).strip().lower() if isinstance(value, str) else None
         if text not in limit.choices:
-            raise bad
+            raise bad()
         return text
     if limit.kind == "str":
         if value is None:
             return ""
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise bad
+            raise bad()
         try:
             text = str(value)
         except ValueError:  # an integer with more digits than str() converts
-            raise bad from None
+            raise bad() from None
         return text.strip() if key != "rerank_instruction" else text
     # numbers
     if value is None or (isinstance(value, str) and not value.strip()):
         if limit.nullable:
             return None
-        raise bad
+        raise bad()
     if isinstance(value, bool):
-        raise bad
+        raise bad()
     try:
         number = float(value.strip()) if isinstance(value, str) else float(value)
     except (TypeError, ValueError, OverflowError):
-        raise bad from None
+        raise bad() from None
     if not math.isfinite(number):
-        raise bad
+        raise bad()
     if limit.kind == "int":
         if not number.is_integer():
-            raise bad
+            raise bad()
         number = int(number)
     if (limit.low is not None and number < limit.low) or (limit.high is not None and number > limit.high):
-        raise bad
+        raise bad()
     return number
 
 

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests.servers import BODY_FAULTS, SERVER_KINDS, probability, qwen3, relevance, start
+from tests.servers.fixtures import server_fixture
 
 QUERY = "What is the capital of France?"
 PARIS = "Paris is the capital and largest city of France."
@@ -465,6 +466,14 @@ def test_recording_clear_and_stop(http):
     srv.stop()
     with pytest.raises(httpx.ConnectError):
         http.get(srv.url + "/health")
+
+
+voyage_server = server_fixture("voyage", api_key="k")
+
+
+def test_fixture_factory(voyage_server, http):
+    r = http.post(voyage_server.url + "/v1/rerank", json={"model": "m", "query": QUERY, "documents": DOCS})
+    assert (r.status_code, r.json()) == (401, {"detail": "Provided API key is invalid."})
 
 
 def test_keep_alive_reuses_one_connection():

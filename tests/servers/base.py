@@ -187,7 +187,9 @@ class Backend:
         return self.error_reply(404)
 
     def method_not_allowed(self, req: Request) -> Reply:
-        return self.error_reply(405)
+        reply = self.error_reply(405)
+        reply.headers["allow"] = ",".join(sorted({m for m, path in self.routes if path == req.path}))
+        return reply
 
     # -- scoring -------------------------------------------------------------------
 

@@ -66,7 +66,7 @@ class InfinityServer(Backend):
         if status == 404:
             return json_reply({"detail": "Not Found"}, 404)
         if status == 405:
-            return json_reply({"detail": "Method Not Allowed"}, 405, {"allow": "POST"})
+            return json_reply({"detail": "Method Not Allowed"}, 405)
         if status == 422:
             return json_reply({"detail": [{"type": "value_error", "loc": ["body"], "msg": message or "invalid"}]}, 422)
         if message is None:

@@ -109,7 +109,7 @@ class TeiServer(Backend):
 
     def error_reply(self, status: int, message: str | None = None) -> Reply:
         if status in (401, 404, 405):
-            return empty_reply(status, {"allow": "GET,HEAD,POST"} if status == 405 else None)
+            return empty_reply(status)
         error_type, default = _TYPE_FOR_STATUS.get(status, ("Backend", "backend error"))
         return json_reply({"error": message or default, "error_type": error_type}, status)
 

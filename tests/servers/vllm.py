@@ -122,7 +122,7 @@ class VllmServer(Backend):
         if status == 404 and message is None:  # Starlette's routing 404, not vLLM's handler
             return json_reply({"detail": "Not Found"}, 404)
         if status == 405 and message is None:
-            return json_reply({"detail": "Method Not Allowed"}, 405, {"allow": "POST"})
+            return json_reply({"detail": "Method Not Allowed"}, 405)
         return self.vllm_error(status, message or f"Injected error {status}")
 
     def _validation_error(self, errors: list[dict]) -> Reply:

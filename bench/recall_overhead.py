@@ -1,0 +1,81 @@
+"""What the plugin adds to one recall search: the wrapped search (caller check, settings,
+the wider candidate pool, the reranker call, ordering) against the unwrapped search plus one
+bare httpx POST of the very body the plugin sent, timed call by call in alternation. Through
+the stand-in host with HashEmbeddings, 200 memories, the recall extension's own arguments.
+
+    python -m bench.recall_overhead
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from bench.common import Row, print_table, ratio_row, write_json
+from bench.paired import paired_ms
+from bench.recall_rig import rig, sample_recall
+from bench.remote_server import remote
+
+
+async def _capture_body(r, recall) -> tuple[str, dict]:
+    """The (url, body) the plugin posts for ``recall``, taken from one wrapped search."""
+    sent: list[tuple[str, dict]] = []
+    post_json = r.client.post_json
+
+    async def spy(url, body, settings, deadline):
+        sent.append((url, body))
+        return await post_json(url, body, settings, deadline)
+
+    r.client.post_json = spy
+    try:
+        await r.wrapped(recall)
+    finally:
+        r.client.post_json = post_json
+    rerank = [(url, body) for url, body in sent if url.endswith("/rerank") and len(body.get("texts", ())) > 3]
+    assert len(rerank) == 1, "expected one rerank request per search (batch limit above the pool)"
+    return rerank[0]
+
+
+async def _one(r, srv, repeats: int, label: str, note: str = "", **config) -> Row:
+    recall = sample_recall(1)
+    r.configure(rerank_endpoint=srv.url, rerank_api="rerank", **config)
+    await r.wrapped(recall)  # detection is a one-time cost
+    url, body = await _capture_body(r, recall)
+    async with httpx.AsyncClient() as bare:
+
+        async def baseline():
+            await r.unwrapped(recall)
+            (await bare.post(url, json=body)).json()
+
+        async def ours():
+            assert await r.wrapped(recall)
+
+        value, base = await paired_ms(ours, baseline, repeats)
+    n = len(body["texts"])
+    return ratio_row("recall", f"wrapped recall search vs unwrapped + bare POST ({n}-doc pool), {label}",
+                     value, base, "<= 1.2x", 1.2, note)
+
+
+async def measure(r, repeats: int = 60) -> list[Row]:
+    rows = []
+    # One request per search on both sides: the server takes the whole pool in one batch.
+    with remote("tei19", max_client_batch_size=1000, cheap_scorer=True) as srv:
+        rows.append(await _one(r, srv, repeats, "instant server", "3 pool searches (message, follow-up, host query)"))
+        # The same with the pool drawn from the host's own query only: what the two extra
+        # searches cost, apart from the wrapper and the client.
+        rows.append(await _one(r, srv, repeats, "instant server, host-query pool only", "rerank_search_message/followup off",
+                               rerank_search_message=False, rerank_search_followup=False))
+    with remote("tei19", max_client_batch_size=1000, cheap_scorer=True, latency=0.02) as srv:
+        rows.append(await _one(r, srv, repeats // 2, "20 ms inference"))
+    return rows
+
+
+def main() -> list[Row]:
+    with rig() as r:
+        rows = r.host.run(measure(r))
+    print_table(rows)
+    write_json("recall_overhead", rows)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
