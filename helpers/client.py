@@ -137,11 +137,17 @@ async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline
         raise DeadlineExceeded("timed out before the request was sent")
     client = await http_client()
     try:
-        response = await client.post(url, json=body, headers=auth_headers(settings), timeout=remaining)
+        # With the privacy guard on, a redirect could lead memory text off the private
+        # network after the endpoint passed the check, so it is not followed.
+        response = await client.post(
+            url, json=body, headers=auth_headers(settings), timeout=remaining, follow_redirects=not settings.private_only
+        )
     except httpx.TimeoutException:
         raise DeadlineExceeded(f"no answer within {settings.timeout:g} s") from None
     except httpx.TransportError as exc:
         raise TransportError(f"{type(exc).__name__}: {scrub(str(exc), settings) or 'connection failed'}") from None
+    if 300 <= response.status_code < 400:
+        raise ServerError(response.status_code, "redirected; not followed while rerank_private_only is on")
     if response.status_code >= 400:
         message = scrub(_error_message(response), settings)
         match = _BATCH_LIMIT_RE.search(message)

@@ -332,33 +332,52 @@ def test_the_key_never_appears_in_logs_reports_or_errors(caplog, monkeypatch):
         assert exc_texts
 
 
-def test_the_key_does_not_follow_a_redirect_to_another_host():
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class _Redirector:
+    """A loopback server that answers every POST with 307 to ``location`` + path."""
 
-    with start("tei19") as target:
-        elsewhere = target.url.replace("127.0.0.1", "localhost")  # another host for httpx
+    def __init__(self, location: str):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         class Redirect(BaseHTTPRequestHandler):
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("content-length", 0)))
                 self.send_response(307)
-                self.send_header("Location", elsewhere + self.path)
+                self.send_header("Location", location + self.path)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
             def log_message(self, *args):
                 pass
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            origin = f"http://127.0.0.1:{server.server_port}"
-            ranked = reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": origin, "rerank_api_key": "k-123", "rerank_api": "rerank"})
-        finally:
-            server.shutdown()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+
+
+def test_the_key_does_not_follow_a_redirect_to_another_host():
+    with start("tei19") as target:
+        elsewhere = target.url.replace("127.0.0.1", "localhost")  # another host for httpx
+        with _Redirector(elsewhere) as origin:
+            ranked = reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": origin.url, "rerank_api_key": "k-123", "rerank_api": "rerank"})
         assert ranked and ranked[0][0] == BEST  # the redirect was followed...
         posts = [r for r in target.requests if r.method == "POST"]
         assert posts and all("authorization" not in r.headers for r in posts)  # ...without the key
+
+
+def test_with_the_privacy_guard_on_a_redirect_is_not_followed():
+    with start("tei19") as target:
+        with _Redirector(target.url) as origin:
+            config = {"rerank_endpoint": origin.url, "rerank_api": "rerank", "rerank_private_only": True}
+            assert reranker.rerank(QUERY, DOCS, config=config) is None
+            report = reranker.probe(config)
+        assert not report["ok"] and "307" in str(report["attempts"])
+        assert target.requests == []  # nothing reached the redirect's target
 
 
 def test_documents_may_be_any_iterable_and_bad_types_give_none():
