@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from . import client, detect, lexical, privacy
 from .breaker import BREAKER
 from .cache import CACHE
 from .errors import BreakerOpen, NotConfigured, Refused, RerankError
-from .settings import Settings, SettingsError, default_mapping
+from .settings import API_KEY_ENV, Settings, SettingsError, default_mapping
 
 log = logging.getLogger("a0_reranker")
 PLUGIN_NAME = "a0_reranker"
@@ -44,7 +45,32 @@ def configured_mapping(agent: Any = None) -> Mapping[str, Any]:
 
 
 def load_settings(config: Mapping[str, Any] | None = None, agent: Any = None) -> Settings:
-    return Settings.from_mapping(configured_mapping(agent) if config is None else config)
+    mapping = configured_mapping(agent) if config is None else config
+    try:
+        # Callers pass the same mapping call after call: validate each distinct one once.
+        # The stored key is part of the memo key, since the placeholder resolves to it.
+        key = (tuple(sorted(mapping.items())), os.environ.get(API_KEY_ENV))
+        hash(key)
+    except (TypeError, AttributeError):  # unhashable values, or not a mapping: no memo
+        return Settings.from_mapping(mapping)
+    return _memo_settings(key, mapping)
+
+
+_settings_memo: dict[tuple, Settings] = {}
+_settings_memo_lock = threading.Lock()
+
+
+def _memo_settings(key: tuple, mapping: Mapping[str, Any]) -> Settings:
+    with _settings_memo_lock:
+        hit = _settings_memo.get(key)
+    if hit is not None:
+        return hit
+    settings = Settings.from_mapping(mapping)  # raises SettingsError: never memoised
+    with _settings_memo_lock:
+        if len(_settings_memo) >= 64:
+            _settings_memo.clear()
+        _settings_memo[key] = settings
+    return settings
 
 
 @dataclass
