@@ -7,8 +7,8 @@ from typing import Any
 
 from . import detect, recall
 from .breaker import BREAKER
-from .reranker import PLUGIN_NAME, configured_mapping
-from .settings import Settings, SettingsError
+from .reranker import PLUGIN_NAME, load_settings
+from .settings import SettingsError
 from .stats import STATS
 
 
@@ -21,7 +21,7 @@ def collect(agent: Any = None) -> dict[str, Any]:
     except Exception:
         out["enabled_for_agent"] = None
     try:
-        settings = Settings.from_mapping(configured_mapping(agent))
+        settings = load_settings(None, agent)
     except SettingsError as exc:
         out["settings_error"] = str(exc)
         settings = None
