@@ -139,6 +139,11 @@ class ProbeReport:
         }
 
 
+def failed_report(verdict: str, reason: str, endpoint: str = "", notes: list[str] | None = None) -> dict[str, Any]:
+    """A report for a probe that could not run, in the same shape as every other report."""
+    return ProbeReport(False, verdict, reason, endpoint, notes=list(notes or [])).as_dict()
+
+
 # ---------------------------------------------------------------------------------------
 _cache: dict[tuple, Verdict] = {}
 _cache_lock = threading.Lock()

@@ -238,10 +238,10 @@ async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     try:
         settings = load_settings(config)
     except SettingsError as exc:
-        return {"ok": False, "verdict": "bad_setting", "reason": str(exc), "setting": exc.key, "attempts": []}
+        return {**detect.failed_report("bad_setting", str(exc)), "setting": exc.key}
     refusal = await privacy.check(settings)
     if refusal:
-        return {"ok": False, "verdict": "refused", "reason": refusal, "endpoint": settings.endpoint, "attempts": [], "notes": privacy.notes(settings)}
+        return detect.failed_report("refused", refusal, settings.endpoint, privacy.notes(settings))
     detect.forget(settings)
     if settings.api == "local":
         from . import local
@@ -258,7 +258,7 @@ def probe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
         timeout = load_settings(config).timeout + 1.0
     except Exception:
         timeout = 10.0
-    fail = {"ok": False, "verdict": "error", "reason": "the probe did not finish in time", "attempts": []}
+    fail = detect.failed_report("error", "the probe did not finish in time")
     return _run_sync(lambda: aprobe(config), timeout, fail)
 
 
