@@ -65,7 +65,7 @@ def _fmt(x: float | None) -> str:
     return "any" if x is None else (str(int(x)) if float(x).is_integer() else str(x))
 
 
-# Every setting's limits. The panel's form limits are checked against this table in tests.
+# Every setting's limits. The settings panel checks the same ones: api/settings_fields.py serves them.
 LIMITS: dict[str, Limit] = {
     "rerank_enabled": Limit("bool"),
     "rerank_apply": Limit("bool"),

@@ -1,8 +1,10 @@
 // State and actions of the Reranker settings panel (webui/config.html).
 //
-// Only UI state lives here (test results, status, the testing flag). The settings
-// themselves stay in the host modal's `config` object, which the host's Save writes as a
-// whole, so nothing in this store may ever be copied into it.
+// Only UI state lives here (the form, test results, status, the testing flag). The
+// settings themselves stay in the host modal's `config` object, which the host's Save
+// writes as a whole, so nothing in this store may ever be copied into it. The form comes
+// from the settings_fields handler: the field schema (a0-reranker-fields.json) with the
+// limits of helpers/settings.py, so no setting and no limit is written down here.
 import { createStore } from "/js/AlpineStore.js";
 
 const PLUGIN_API = "/plugins/a0_reranker";
@@ -10,31 +12,6 @@ const TOAST_TITLE = "Reranker";
 
 // Shown instead of a stored key; sent back unchanged it means "keep the stored key".
 export const API_KEY_PLACEHOLDER = "************";
-
-// The numeric limits of helpers/settings.py LIMITS (tests/test_config_html.py keeps the
-// two in step). kind "int" accepts whole numbers only; nullable accepts empty = off.
-export const LIMITS = {
-  rerank_timeout: { kind: "float", min: 0.5, max: 120 },
-  rerank_candidates: { kind: "int", min: 1, max: 500 },
-  rerank_max_doc_chars: { kind: "int", min: 100, max: 200000 },
-  rerank_max_query_chars: { kind: "int", min: 50, max: 50000 },
-  rerank_pool_threshold: { kind: "float", min: 0, max: 1 },
-  rerank_followup_chars: { kind: "int", min: 0, max: 5000 },
-  rerank_retries: { kind: "int", min: 0, max: 10 },
-  rerank_batch_size: { kind: "int", min: 0, max: 10000 },
-  rerank_max_concurrency: { kind: "int", min: 1, max: 64 },
-  rerank_breaker_failures: { kind: "int", min: 1, max: 100 },
-  rerank_breaker_cooldown: { kind: "float", min: 0, max: 3600 },
-  rerank_cache_ttl: { kind: "float", min: 0, max: 86400 },
-  rerank_cache_entries: { kind: "int", min: 0, max: 1000000 },
-  rerank_min_score: { kind: "float", min: -1000000, max: 1000000, nullable: true },
-  rerank_relative_floor: { kind: "float", min: 0, max: 1 },
-  rerank_recency_weight: { kind: "float", min: 0, max: 1 },
-  rerank_recency_half_life_days: { kind: "float", min: 0.01, max: 36500 },
-  rerank_mmr_lambda: { kind: "float", min: 0, max: 1 },
-  rerank_local_max_length: { kind: "int", min: 16, max: 8192 },
-  rerank_local_batch_size: { kind: "int", min: 1, max: 1024 },
-};
 
 // One short headline per verdict of helpers/detect.py (and the API's own failures).
 const HEADLINES = {
@@ -89,62 +66,156 @@ async function callApi(handler, data) {
   return await callJsonApi(`${PLUGIN_API}/${handler}`, data);
 }
 
+// --- the status view -----------------------------------------------------------------------
+
+function yesNo(value) {
+  if (value === true) return "yes";
+  if (value === false) return "no";
+  return "unknown";
+}
+
+function statusEnabled(status) {
+  if (status.setting_enabled === false) return "no (switched off in these settings)";
+  if (status.enabled_for_agent === false) return "no (plugin disabled in Agent Zero)";
+  if (status.setting_enabled && status.enabled_for_agent) return "yes";
+  return yesNo(status.setting_enabled);
+}
+
+function statusMode(status) {
+  if (!status.mode) return "—";
+  return status.mode === "apply" ? "live (agent gets reranked memories)" : "shadow (measure only)";
+}
+
+function totalsText(status) {
+  const t = status.stats?.totals || {};
+  return `${t.reranked || 0} reranked, ${t.shadow || 0} shadow, ${t.fallback || 0} fallbacks`;
+}
+
+function latencyText(status) {
+  const lat = status.stats?.latency_ms;
+  if (!lat || !lat.samples) return "no calls yet";
+  return `p50 ${lat.p50} ms, p95 ${lat.p95} ms (${lat.samples} calls)`;
+}
+
+function lastErrorText(status) {
+  if (status.settings_error) return status.settings_error;
+  const err = status.stats?.last_error;
+  if (!err) return "none";
+  const when = err.at ? new Date(err.at * 1000).toLocaleString() : "";
+  return when ? `${err.reason} (${when})` : err.reason;
+}
+
+// The status view, a row each: label, test id (status-<id>) and the text shown for the
+// status handler's answer. A new line in the view is one entry here.
+const STATUS_ROWS = [
+  { id: "enabled", label: "Enabled", text: statusEnabled },
+  { id: "wrap", label: "Memory search wrapped", text: (status) => yesNo(status.wrap_live) },
+  { id: "mode", label: "Mode", text: statusMode },
+  { id: "endpoint", label: "Endpoint", text: (status) => status.endpoint || "none set" },
+  { id: "route", label: "Detected route", text: (status) => status.detected?.route || "not probed yet" },
+  { id: "totals", label: "Calls", text: totalsText },
+  { id: "latency", label: "Latency", text: latencyText },
+  { id: "error", label: "Last error", text: lastErrorText },
+];
+
+// Whether `config` meets a schema condition (shown_when, active_when): {setting: wanted},
+// where wanted true means "on" (true, non-zero, non-empty) and anything else means equal.
+// No condition always holds.
+export function holds(condition, config) {
+  return Object.entries(condition || {}).every(([key, wanted]) =>
+    wanted === true ? Boolean(config?.[key]) : config?.[key] === wanted);
+}
+
 const model = {
+  groups: [], // the form: the settings_fields handler's groups, each with its fields
+  formError: "",
   testing: false,
   test: null, // the last Test connection answer: {ok, report, unsaved, note}
   statusLoading: false,
   status: null, // the status handler's `status`
   statusError: "",
-  keyStoredAtOpen: false, // the saved config held the key placeholder when the panel opened
+  keyStoredAtOpen: {}, // secret key -> it held the placeholder when the panel opened
 
   // --- lifecycle (x-init / x-destroy of the panel) -------------------------------------
-  onOpen(config) {
+  async onOpen(config) {
     this.testing = false;
     this.test = null;
-    this.keyStoredAtOpen = config?.rerank_api_key === API_KEY_PLACEHOLDER;
     this.refreshStatus();
+    if (!this.groups.length) await this.loadForm(); // once per page, like the host's component cache
+    const secrets = this.fields().filter((field) => field.kind === "secret");
+    this.keyStoredAtOpen = Object.fromEntries(secrets.map((f) => [f.key, config?.[f.key] === API_KEY_PLACEHOLDER]));
   },
 
   onClose() {
     this.test = null;
   },
 
+  // --- the form ---------------------------------------------------------------------------
+  async loadForm() {
+    try {
+      const answer = await callApi("settings_fields", {});
+      if (!answer?.ok || !Array.isArray(answer.groups)) {
+        this.formError = answer?.error || "settings form unavailable";
+      } else {
+        this.groups = answer.groups;
+        this.formError = "";
+      }
+    } catch (e) {
+      this.formError = `settings form unavailable: ${shortError(e)}`;
+    }
+    if (this.formError) await toast("error", this.formError);
+  },
+
+  fields() {
+    return this.groups.flatMap((group) => group.fields);
+  },
+
+  holds,
+
+  helpText(field, config) {
+    return field.help_off && !config?.[field.key] ? field.help_off : field.help;
+  },
+
   // --- validation ------------------------------------------------------------------------
-  // "" when `value` fits LIMITS[key], else a message saying what the field accepts.
-  rangeError(key, value) {
-    const limit = LIMITS[key];
-    if (!limit) return "";
-    const range = `${limit.kind === "int" ? "a whole number" : "a number"} from ${fmtNumber(limit.min)} to ${fmtNumber(limit.max)}`;
+  // "" when `value` fits the number field's limit, else a message saying what it accepts.
+  rangeError(field, value) {
+    const limit = field?.limit;
+    if (!limit || (limit.kind !== "int" && limit.kind !== "float")) return "";
     if (value === null || value === undefined || value === "") {
-      return limit.nullable ? "" : `Required: ${range}.`;
+      return limit.nullable ? "" : `Required: ${limit.accepts}.`;
     }
     const n = typeof value === "number" ? value : Number(value);
-    if (!Number.isFinite(n)) return `Not a number: enter ${range}.`;
-    if (limit.kind === "int" && !Number.isInteger(n)) return `Must be ${range}.`;
-    if (n < limit.min || n > limit.max) return `Out of range: ${range}.`;
+    if (!Number.isFinite(n)) return `Not a number: enter ${limit.accepts}.`;
+    if (limit.kind === "int" && !Number.isInteger(n)) return `Must be ${limit.accepts}.`;
+    if (n < limit.min || n > limit.max) return `Out of range: ${limit.accepts}.`;
     return "";
   },
 
   invalidFields(config) {
     if (!config) return [];
-    return Object.keys(LIMITS).filter((key) => key in config && this.rangeError(key, config[key]));
+    return this.fields().filter((field) => field.key in config && this.rangeError(field, config[field.key]));
   },
 
-  // --- API key ---------------------------------------------------------------------------
-  keyState(config) {
-    const value = config?.rerank_api_key ?? "";
+  // --- secrets (the API key): the field holds the placeholder, never the stored key -------
+  keyState(config, key) {
+    const value = config?.[key] ?? "";
     if (value === API_KEY_PLACEHOLDER) return "A key is stored (hidden). Type a new key to replace it.";
     if (value) return "A new key: it is stored in usr/.env, not in config.json, when you press Save.";
-    if (this.keyStoredAtOpen) return "The stored key will be removed when you press Save.";
+    if (this.keyStoredAtOpen[key]) return "The stored key will be removed when you press Save.";
     return "No key stored. Local servers usually need none.";
   },
 
-  clearKey(config) {
-    config.rerank_api_key = "";
+  // "Keep stored key" undoes a typed or cleared key while the saved config still has one.
+  canKeepStoredKey(config, key) {
+    return Boolean(this.keyStoredAtOpen[key]) && config?.[key] !== API_KEY_PLACEHOLDER;
   },
 
-  keepStoredKey(config) {
-    config.rerank_api_key = API_KEY_PLACEHOLDER;
+  clearKey(config, key) {
+    config[key] = "";
+  },
+
+  keepStoredKey(config, key) {
+    config[key] = API_KEY_PLACEHOLDER;
   },
 
   // --- Test connection ------------------------------------------------------------------
@@ -237,41 +308,8 @@ const model = {
     this.statusLoading = false;
   },
 
-  yesNo(value) {
-    if (value === true) return "yes";
-    if (value === false) return "no";
-    return "unknown";
-  },
-
-  statusEnabled(status) {
-    if (!status) return "—";
-    if (status.setting_enabled === false) return "no (switched off in these settings)";
-    if (status.enabled_for_agent === false) return "no (plugin disabled in Agent Zero)";
-    if (status.setting_enabled && status.enabled_for_agent) return "yes";
-    return this.yesNo(status.setting_enabled);
-  },
-
-  statusMode(status) {
-    if (!status?.mode) return "—";
-    return status.mode === "apply" ? "live (agent gets reranked memories)" : "shadow (measure only)";
-  },
-
-  totalsText(status) {
-    const t = status?.stats?.totals || {};
-    return `${t.reranked || 0} reranked, ${t.shadow || 0} shadow, ${t.fallback || 0} fallbacks`;
-  },
-
-  latencyText(status) {
-    const lat = status?.stats?.latency_ms;
-    if (!lat || !lat.samples) return "no calls yet";
-    return `p50 ${lat.p50} ms, p95 ${lat.p95} ms (${lat.samples} calls)`;
-  },
-
-  lastErrorText(status) {
-    const err = status?.stats?.last_error;
-    if (!err) return "none";
-    const when = err.at ? new Date(err.at * 1000).toLocaleString() : "";
-    return when ? `${err.reason} (${when})` : err.reason;
+  statusRows(status) {
+    return status ? STATUS_ROWS.map(({ id, label, text }) => ({ id, label, text: text(status) })) : [];
   },
 };
 
