@@ -3,7 +3,9 @@ on the harness that reproduces Agent Zero's settings modal (tests/browser/harnes
 with the REAL api/*.py handlers behind it and wire-faithful reranker servers on loopback.
 
 Every case types into the form, presses Test connection and reads what a user would see:
-the verdict, the route, the Qwen3-template line and the toast. Screenshots go to
+the verdict, the route, the Qwen3-template line and the toast. The form itself is driven
+from its field schema (webui/a0-reranker-fields.json, limits from helpers/settings.py):
+every field renders, typing into each sends the right type, and the shown/greyed rules hold. Screenshots go to
 test-output/screenshots/<case>.png. The stored API key (A0_RERANKER_API_KEY in the
 handler process; the saved config holds only the placeholder) must never reach the
 browser: every response body is checked for it.
@@ -30,6 +32,7 @@ except ImportError:  # a missing install step must not pass as a skip
     raise ImportError("the browser tests need Playwright for Python: pip install -r requirements-test.txt "
                       "(or set A0_RERANKER_SKIP_BROWSER=1 to skip them)") from None
 
+from helpers.settings import LIMITS  # noqa: E402
 from tests.browser import alpine, harness  # noqa: E402
 from tests.servers import start as start_server  # noqa: E402
 
@@ -47,6 +50,11 @@ QWEN3 = "Qwen/Qwen3-Reranker-0.6B"
 
 expect = playwright_api.expect
 expect.set_options(timeout=PAGE_TIMEOUT_MS)
+
+# the panel's field schema: [(group, field)] in display order, and each field by key
+SCHEMA_GROUPS = json.loads((REPO / "webui" / "a0-reranker-fields.json").read_text())["groups"]
+SCHEMA_FIELDS = [(group, field) for group in SCHEMA_GROUPS for field in group["fields"]]
+FIELD = {field["key"]: field for _, field in SCHEMA_FIELDS}
 
 
 def saved_config() -> dict:
@@ -133,6 +141,21 @@ class Panel:
 
     def field(self, key: str):
         return self.page.locator(f'[name="{key}"]')
+
+    def row(self, key: str):
+        """A field's whole row: label, help and control."""
+        return self.page.locator(f'.field[data-field="{key}"]')
+
+    def set(self, key: str, value) -> None:
+        """Give a setting `value` the way a user would, through its control."""
+        kind, control = FIELD[key]["kind"], self.field(key)
+        if kind == "toggle":
+            if control.is_checked() != bool(value):
+                self.page.locator(f'label:has(input[name="{key}"])').click()
+        elif kind == "choice":
+            control.select_option(value)
+        else:
+            control.fill("" if value is None else str(value))
 
     def config(self) -> dict:
         """The live `config` object of the modal (what the host's Save would send)."""
@@ -452,3 +475,147 @@ def test_save_keeps_the_key_out_of_config(tmp_path, alpine_js, browser):
             expect(panel.page.get_by_test_id("modal-error")).to_contain_text("rerank_timeout")
         finally:
             context.close()
+
+
+# --- the form, driven by its schema -----------------------------------------------------------------
+
+def holds(condition: dict | None, config: dict) -> bool:
+    """A schema condition, as the panel reads it: true = on (true, non-zero, non-empty)."""
+    return all(bool(config.get(key)) if wanted is True else config.get(key) == wanted
+               for key, wanted in (condition or {}).items())
+
+
+def typed_value(key: str, default):
+    """A valid value for `key` other than its default, of the setting's own type."""
+    limit = LIMITS[key]
+    if limit.kind == "bool":
+        return not default
+    if limit.kind == "choice":
+        return [choice for choice in limit.choices if choice != default][-1]
+    if limit.kind == "int":
+        value = limit.low + (limit.high - limit.low) // 4
+        return value if value != default else value + 1
+    if limit.kind == "float":
+        return limit.low + (limit.high - limit.low) / 4
+    return f"http://127.0.0.1:9/{key}"  # any text; a URL also suits the endpoint
+
+
+def breaking_and_meeting(key: str, wanted) -> tuple:
+    """Two values of `key`: one that breaks a condition's `wanted`, one that meets it."""
+    limit = LIMITS[key]
+    if wanted is True:  # on: off is false, empty or zero
+        return {"bool": (False, True), "str": ("", "x")}.get(limit.kind, (0, limit.high))
+    others = [choice for choice in limit.choices if choice != wanted] if limit.kind == "choice" else [not wanted]
+    return others[0], wanted
+
+
+def test_every_field_renders_from_the_schema(panel):
+    groups = panel.page.locator("[data-group]").evaluate_all("els => els.map(e => e.dataset.group)")
+    assert groups == [group["key"] for group in SCHEMA_GROUPS] + ["status"]
+    config = panel.config()
+    for group, field in SCHEMA_FIELDS:
+        key, limit = field["key"], LIMITS[field["key"]]
+        row = panel.page.locator(f'[data-group="{group["key"]}"] .field[data-field="{key}"]')
+        expect(row).to_have_count(1)
+        expect(row.locator(".field-title")).to_have_text(field["label"])
+        help_text = field["help_off"] if field.get("help_off") and not config[key] else field["help"]
+        expect(row.locator(".field-description")).to_have_text(help_text)
+        control = panel.field(key)
+        expect(control).to_have_count(1)
+        if "placeholder" in field:
+            expect(control).to_have_attribute("placeholder", field["placeholder"])
+        if field["kind"] == "number":
+            assert float(control.get_attribute("min")) == limit.low, key
+            assert float(control.get_attribute("max")) == limit.high, key
+            expect(control).to_have_attribute("step", "1" if limit.kind == "int" else "any")
+        if field["kind"] == "choice":
+            options = control.locator("option")
+            assert options.evaluate_all("els => els.map(e => e.value)") == list(limit.choices), key
+            expect(options).to_have_text([field["option_labels"][c] for c in limit.choices])
+            expect(control).to_have_value(config[key])
+    panel.assert_no_stored_key()
+
+
+def test_shown_and_greyed_rules_follow_the_schema(panel):
+    rules = [(panel.page.locator(f'[data-group="{group["key"]}"]'), "shown_when", group["shown_when"])
+             for group in SCHEMA_GROUPS if "shown_when" in group]
+    rules += [(panel.row(field["key"]), rule, field[rule]) for _, field in SCHEMA_FIELDS
+              for rule in ("shown_when", "active_when") if rule in field]
+    assert rules, "the schema has no rules to check"
+    for element, rule, condition in rules:
+        for key, wanted in condition.items():  # first break the rule, then meet it
+            off, on = breaking_and_meeting(key, wanted)
+            panel.set(key, off)
+            assert not holds(condition, panel.config())
+            if rule == "shown_when":
+                expect(element).to_be_hidden()
+            else:
+                expect(element).to_have_class(re.compile(r"\ba0rr-dim\b"))
+            panel.set(key, on)
+        assert holds(condition, panel.config())
+        if rule == "shown_when":
+            expect(element).to_be_visible()
+        else:
+            expect(element).not_to_have_class(re.compile(r"\ba0rr-dim\b"))
+
+
+def test_typing_each_field_saves_its_type(tmp_path, alpine_js, browser):
+    """Type a new value into every field of the schema, press Save: what the host's Save
+    sends holds numbers as numbers and switches as booleans, and the hook stores it.
+    Own harness: saving changes the stored config."""
+    with harness.start(tmp_path, saved_config(), env={"A0_RERANKER_API_KEY": STORED_KEY}, alpine_js=alpine_js) as h:
+        context = browser.new_context(viewport={"width": 1100, "height": 1000})
+        context.set_default_timeout(PAGE_TIMEOUT_MS)
+        try:
+            panel = Panel(context.new_page(), h).open()
+            before = saved_config()
+            expected = panel.config()
+            assert expected == before
+            for group, field in SCHEMA_FIELDS:
+                for key, wanted in {**group.get("shown_when", {}), **field.get("shown_when", {})}.items():
+                    panel.set(key, wanted)  # bring the field into view first
+                    expected[key] = wanted
+                key = field["key"]
+                if expected[key] == before[key]:  # not changed already to show another field
+                    expected[key] = typed_value(key, before[key])
+                    panel.set(key, expected[key])
+            assert all(expected[key] != before[key] for key in FIELD), "a field kept its saved value"
+            assert panel.config() == expected
+
+            with panel.page.expect_request(lambda r: r.url.endswith("/api/plugins")
+                                           and (r.post_data_json or {}).get("action") == "save_config") as sent:
+                panel.page.get_by_test_id("modal-save").click()
+            settings = sent.value.post_data_json["settings"]
+            assert settings == expected
+            for key, value in settings.items():
+                kind = LIMITS[key].kind
+                if kind == "bool":
+                    assert isinstance(value, bool), key
+                elif kind in ("int", "float"):
+                    assert isinstance(value, (int, float)) and not isinstance(value, bool), f"{key}: {value!r}"
+                else:
+                    assert isinstance(value, str), key
+            expect(panel.toast("success").filter(has_text="Settings saved")).to_be_visible()
+            saved = json.loads((tmp_path / "root" / "a0" / "usr" / "plugins" / "a0_reranker" / "config.json").read_text())
+            assert saved == {**expected, "rerank_api_key": PLACEHOLDER}
+            panel.assert_no_stored_key()
+        finally:
+            context.close()
+
+
+def test_form_that_cannot_load_says_so(browser, site):
+    context = browser.new_context(viewport={"width": 1100, "height": 1000})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    try:
+        panel = Panel(context.new_page(), site)
+        panel.page.route("**/api/plugins/a0_reranker/settings_fields",
+                         lambda route: route.fulfill(status=500, content_type="text/plain",
+                                                     body="Traceback (most recent call last):\nKeyError: 'x'"))
+        panel.page.goto(f"{site.url}/?toast_scale=5")
+        expect(panel.page.get_by_test_id("form-error")).to_have_text("settings form unavailable: KeyError: 'x'")
+        expect(panel.toast("error")).to_contain_text("settings form unavailable")
+        expect(panel.page.get_by_test_id("status-enabled")).to_contain_text("yes")  # the status still shows
+        expect(panel.test_button).to_have_count(0)
+        assert not panel.errors
+    finally:
+        context.close()
