@@ -19,17 +19,36 @@ def install():
 
 
 def uninstall():
+    """Leave nothing behind: the wrap, background work, and the stored API key (in usr/.env
+    and in this process's environment). Never raises: the host would keep the plugin."""
+    _stop()
+    try:
+        from helpers import dotenv
+        from usr.plugins.a0_reranker.helpers import config_store
+
+        config_store.forget_stored_key(dotenv.get_dotenv_file_path())
+    except Exception as exc:
+        log.warning("a0_reranker: uninstall could not remove the stored API key from usr/.env: %s", exc)
+
+
+def pre_update():
+    # The pulled code will wrap again at the next start or recall; the key stays.
+    _stop()
+
+
+def _stop():
     try:
         from usr.plugins.a0_reranker.helpers import recall
 
         recall.unwrap()
     except Exception as exc:
-        log.warning("a0_reranker: uninstall could not unwrap: %s", exc)
+        log.warning("a0_reranker: could not unwrap: %s", exc)
+    try:
+        from usr.plugins.a0_reranker.helpers import lifecycle
 
-
-def pre_update():
-    # The pulled code will wrap again at the next start or recall.
-    uninstall()
+        lifecycle.stop_background_work()
+    except Exception as exc:
+        log.warning("a0_reranker: could not stop background work: %s", exc)
 
 
 def save_plugin_config(settings=None, **kwargs):

@@ -94,6 +94,14 @@ async def http_client() -> httpx.AsyncClient:
     return client
 
 
+async def close_client() -> None:
+    """Close the running loop's client, if it has one (its loop is about to end)."""
+    with _clients_lock:
+        client = _clients.pop(asyncio.get_running_loop(), None)
+    if client is not None:
+        await client.aclose()
+
+
 # ---------------------------------------------------------------------------------------
 def auth_headers(settings: Settings) -> dict[str, str]:
     # Only a real key: an empty or "None" bearer is rejected by some gateways.

@@ -1,14 +1,16 @@
 """Saving settings: validate and coerce them, and keep the API key out of ``config.json``.
 
 The key goes to the host's ``usr/.env`` (``A0_RERANKER_API_KEY``); ``config.json`` and the
-settings panel only ever hold the placeholder, which means "the stored key".
+settings panel only ever hold the placeholder, which means "the stored key". Uninstalling
+takes it out again (``forget_stored_key``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, MutableMapping
 
+from . import envfile
 from .settings import API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, coerce
 
 
@@ -32,3 +34,13 @@ def prepare_for_save(
     else:
         out["rerank_api_key"] = API_KEY_PLACEHOLDER
     return out
+
+
+def forget_stored_key(dotenv_path: str, environ: MutableMapping[str, str] | None = None) -> bool:
+    """Remove the stored key from the dotenv file (only its own lines) and from the process
+    environment the host loaded the file into. True when the file changed. Raises
+    ``OSError`` when the file exists but cannot be rewritten."""
+    try:
+        return envfile.remove_variable(dotenv_path, API_KEY_ENV)
+    finally:
+        (os.environ if environ is None else environ).pop(API_KEY_ENV, None)

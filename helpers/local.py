@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from . import lifecycle
 from .errors import DeadlineExceeded, NotConfigured
 from .settings import Settings
 
@@ -125,6 +126,9 @@ def loading(settings: Settings, *, retry: bool = False) -> concurrent.futures.Fu
             for old in finished[: max(0, len(_loads) - MAX_MODELS)]:
                 del _loads[old]
             threading.Thread(target=_run_load, args=(settings, entry.future), name="a0_reranker-load", daemon=True).start()
+            # A load cannot be interrupted; uninstall drops what is loaded (and what a load
+            # under way will have loaded) so the models can be freed.
+            lifecycle.register_stopper(forget)
         return entry.future
 
 

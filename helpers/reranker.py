@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from . import client, detect, lexical, privacy
+from . import client, detect, lexical, lifecycle, privacy
 from .breaker import BREAKER
 from .cache import CACHE
 from .errors import BreakerOpen, NotConfigured, Refused, RerankError
@@ -201,17 +201,42 @@ def _bridge_loop() -> asyncio.AbstractEventLoop:
     global _loop, _loop_thread
     with _loop_lock:
         if _loop is None or not _loop_thread or not _loop_thread.is_alive():
-            _loop = asyncio.new_event_loop()
-            _loop_thread = threading.Thread(target=_loop.run_forever, name="a0_reranker-sync", daemon=True)
-            _loop_thread.start()
+            loop = asyncio.new_event_loop()
+            # uninstall stops it (lifecycle); the next synchronous call starts a new one
+            _loop_thread = lifecycle.start_thread(_serve, args=(loop,), name="sync", stop=lambda: loop.call_soon_threadsafe(loop.stop))
+            _loop = loop
         return _loop
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:  # stopped: end what still runs on it (its callers get their default), then close
+        try:
+            loop.run_until_complete(_wind_down())
+        finally:
+            loop.close()
+
+
+async def _wind_down() -> None:
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await client.close_client()
 
 
 def _run_sync(coro_factory, timeout: float, default: Any) -> Any:
     if threading.current_thread() is _loop_thread:  # called from our own loop: it would deadlock
         log.warning("a0_reranker: the synchronous API was called from its own worker loop; use arerank")
         return default
-    future = asyncio.run_coroutine_threadsafe(coro_factory(), _bridge_loop())
+    coro = coro_factory()
+    try:
+        future = asyncio.run_coroutine_threadsafe(coro, _bridge_loop())
+    except RuntimeError:  # the loop was closed by uninstall (lifecycle) just now
+        coro.close()
+        return default
     try:
         return future.result(timeout=timeout)
     except concurrent.futures.TimeoutError:

@@ -18,12 +18,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import lifecycle
 from .pool import doc_key
 from .privacy import redact
 
 log = logging.getLogger("a0_reranker")
 _QUERY_CHARS = 300
-_queue: "queue.Queue[tuple[str, str]]" = queue.Queue(maxsize=1000)
+_queue: "queue.Queue[tuple[str, str] | None]" = queue.Queue(maxsize=1000)
+_STOP = None  # queued by uninstall (lifecycle): the writer ends once the lines before it are written
 _writer: threading.Thread | None = None
 _writer_lock = threading.Lock()
 
@@ -61,13 +63,20 @@ def _ensure_writer() -> None:
     global _writer
     with _writer_lock:
         if _writer is None or not _writer.is_alive():
-            _writer = threading.Thread(target=_write_forever, name="a0_reranker-shadow-log", daemon=True)
-            _writer.start()
+            _writer = lifecycle.start_thread(_write_until_stopped, name="shadow-log", stop=_stop_writer)
 
 
-def _write_forever() -> None:
+def _stop_writer() -> None:
+    _queue.put(_STOP, timeout=1.0)  # behind a full queue it waits for a second, then gives up
+
+
+def _write_until_stopped() -> None:
     while True:
-        path, text = _queue.get()
+        item = _queue.get()
+        if item is _STOP:
+            _queue.task_done()
+            return
+        path, text = item
         try:
             target = Path(path).expanduser()
             target.parent.mkdir(parents=True, exist_ok=True)
