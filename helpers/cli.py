@@ -3,6 +3,9 @@
 ``rerank`` with no endpoint uses the built-in lexical (BM25) reranker, which needs nothing
 but Python: that path imports no third-party package. Talking to a server needs httpx,
 jinja2, pyyaml and tenacity (all inside Agent Zero already).
+
+Bad input never ends in a traceback: each command answers it with one line on stderr that
+names the argument, or the package that is missing, and exits with status 2.
 """
 
 from __future__ import annotations
@@ -11,17 +14,80 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-RUNTIME_HINT = "this needs the plugin's runtime packages: pip install httpx jinja2 pyyaml tenacity"
+from .settings import APIS, SettingsError, coerce
+
+# import name -> what pip installs
+RUNTIME_PACKAGES = {"httpx": "httpx", "jinja2": "jinja2", "yaml": "pyyaml", "tenacity": "tenacity"}
+RUNTIME_HINT = "pip install httpx jinja2 pyyaml tenacity (Agent Zero already has them)"
+
+# The option behind each setting, so a setting's error names what the user typed.
+OPTIONS = {
+    "rerank_endpoint": "--endpoint", "rerank_api": "--api", "rerank_model": "--model",
+    "rerank_timeout": "--timeout", "rerank_instruction": "--instruction", "rerank_api_key": "--api-key-env",
+}
+
+
+class UsageError(Exception):
+    """Bad input; the message names the argument. Exit status 2."""
+
+    def __init__(self, message: str, prog: str = ""):
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, not argparse's usage block
+        raise UsageError(message, self.prog)
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _setting(key: str) -> Callable[[str], Any]:
+    """An option's value checked by the plugin's own rule for that setting."""
+
+    def parse(text: str) -> Any:
+        try:
+            return coerce(key, text)
+        except SettingsError as exc:
+            raise argparse.ArgumentTypeError(exc.detail) from None
+
+    return parse
+
+
+def _unreadable(path: str, argument: str, exc: OSError) -> UsageError:
+    return UsageError(f"argument {argument}: cannot read {path}: {(exc.strerror or str(exc)).lower()}")
+
+
+def _read_text(path: str, argument: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:  # missing, a directory, no permission
+        raise _unreadable(path, argument, exc) from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"argument {argument}: {path} is not UTF-8 text (byte {exc.start + 1})") from None
 
 
 def _read_documents(args: argparse.Namespace) -> list[str]:
+    if args.documents and args.file:
+        raise UsageError("argument --file: give the documents as arguments or with --file, not both")
     if args.documents:
+        blank = [n for n, d in enumerate(args.documents, 1) if not d.strip()]
+        if blank:
+            raise UsageError(f"argument documents: document {blank[0]} is empty")
         return list(args.documents)
     if args.file:
-        with open(args.file, encoding="utf-8") as fh:
-            text = fh.read()
+        text = _read_text(args.file, "--file")
     elif not sys.stdin.isatty():
         text = sys.stdin.read()
     else:
@@ -44,8 +110,23 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         config["rerank_instruction"] = args.instruction
     # The key is read from the environment, never from argv (shell history, ps).
     if getattr(args, "api_key_env", None):
-        config["rerank_api_key"] = os.environ.get(args.api_key_env, "")
+        config["rerank_api_key"] = os.environ.get(args.api_key_env, "").strip()
+        if not config["rerank_api_key"]:
+            raise UsageError(f"argument --api-key-env: the environment variable {args.api_key_env} is not set")
     return config
+
+
+def _runtime_reranker(config: dict[str, Any], url_argument: str = "--endpoint"):
+    """The reranker module with ``config`` checked the way the plugin checks it. Raises
+    ``ModuleNotFoundError`` without the runtime packages, ``UsageError`` for a bad value."""
+    from . import reranker
+
+    try:
+        reranker.load_settings(config)
+    except SettingsError as exc:
+        option = url_argument if exc.key == "rerank_endpoint" else OPTIONS.get(exc.key, exc.key)
+        raise UsageError(f"argument {option}: {exc.detail}") from None
+    return reranker
 
 
 def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
@@ -56,28 +137,28 @@ def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise UsageError("argument query: is empty; give the question to rank the documents for")
     documents = _read_documents(args)
     if not documents:
-        print("no documents: pass them as arguments, with --file, or on stdin", file=sys.stderr)
-        return 2
+        where = f" in {args.file} (one per line; blank lines and # comments are skipped)" if args.file else ""
+        raise UsageError(f"no documents{where}: pass them as arguments, with --file, or on stdin")
     config = _config(args)
-    if not config.get("rerank_endpoint") and config.get("rerank_api", "lexical") in ("lexical", "auto"):
+    api = config.get("rerank_api", "auto")
+    if not config.get("rerank_endpoint") and api in ("rerank", "qwen3_score"):
+        raise UsageError(f"argument --endpoint: --api {api} talks to a server; give its URL with --endpoint")
+    if not config.get("rerank_endpoint") and api in ("lexical", "auto"):
         from . import lexical  # the embedded default: standard library only
 
         scores = lexical.bm25_scores(args.query, documents)
         ranked = sorted(enumerate(scores), key=lambda p: (-p[1], p[0]))
         used = "lexical (built-in BM25, no server)"
     else:
-        try:
-            from . import reranker
-        except ImportError as exc:
-            print(f"{exc}: {RUNTIME_HINT}", file=sys.stderr)
-            return 2
-        ranked = reranker.rerank(args.query, documents, config=config)
+        ranked = _runtime_reranker(config).rerank(args.query, documents, config=config)
         if ranked is None:
             print("the reranker is unavailable (run `probe` for the reason); nothing was reordered", file=sys.stderr)
             return 1
-        used = config.get("rerank_endpoint") or config.get("rerank_api", "")
+        used = config.get("rerank_endpoint") or api
     ranked = ranked[: args.top] if args.top else ranked
     if args.json:
         print(json.dumps({"reranker": used, "results": [{"index": i, "score": s, "document": documents[i]} for i, s in ranked]}, indent=2))
@@ -90,14 +171,8 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    try:
-        from . import reranker
-    except ImportError as exc:
-        print(f"{exc}: {RUNTIME_HINT}", file=sys.stderr)
-        return 2
-    config = _config(args)
-    config["rerank_endpoint"] = args.url
-    report = reranker.probe(config)
+    config = {**_config(args), "rerank_endpoint": args.url}
+    report = _runtime_reranker(config, url_argument="url").probe(config)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -125,31 +200,32 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     try:
         summary = shadow_log.summarise(args.log, k=args.k)
-    except (OSError, ValueError) as exc:
-        print(f"cannot read {args.log}: {exc}", file=sys.stderr)
-        return 2
+    except OSError as exc:
+        raise _unreadable(args.log, "log", exc) from None
+    except ValueError as exc:  # nothing in it to summarise
+        raise UsageError(f"argument log: {args.log}: {exc}") from None
     print(json.dumps(summary, indent=2) if args.json else shadow_log.format_summary(summary))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m helpers.cli", description="a0_reranker from a terminal")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="python -m helpers.cli", description="a0_reranker from a terminal")
+    sub = parser.add_subparsers(dest="command", required=True)  # subcommands get _Parser too
 
     def connection(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--api", choices=("auto", "rerank", "qwen3_score", "lexical", "local"), help="rerank_api (default auto)")
+        p.add_argument("--api", choices=APIS, help="rerank_api (default auto)")
         p.add_argument("--model", help="rerank_model: the model id the server expects")
-        p.add_argument("--timeout", type=float, help="rerank_timeout in seconds")
+        p.add_argument("--timeout", type=_setting("rerank_timeout"), help="rerank_timeout in seconds")
         p.add_argument("--instruction", help="rerank_instruction for Qwen3 rerankers")
         p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
         p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("rerank", help="rank documents for a query (lexical BM25 when no endpoint is given)")
     p.add_argument("query")
-    p.add_argument("documents", nargs="*", help="documents; or use --file / stdin, one per line")
+    p.add_argument("documents", nargs="*", default=[], help="documents; or use --file / stdin, one per line")
     p.add_argument("--file", help="a file with one document per line")
     p.add_argument("--endpoint", help="reranker base URL; omit for the built-in lexical reranker")
-    p.add_argument("--top", type=int, default=0, help="show only the best N")
+    p.add_argument("--top", type=_at_least_one, help="show only the best N")
     connection(p)
     p.set_defaults(func=cmd_rerank)
 
@@ -163,15 +239,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="summarise a shadow log (rerank_shadow_log)")
     p.add_argument("log")
-    p.add_argument("--k", type=int, default=5, help="the prompt's slots: how many top results count")
+    p.add_argument("--k", type=_at_least_one, default=5, help="the prompt's slots: how many top results count")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_report)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    parser = build_parser()
+    args = None
+    try:
+        args = parser.parse_args(argv)
+        return args.func(args)
+    except UsageError as exc:
+        print(f"{exc.prog or _prog(parser, args)}: error: {exc}", file=sys.stderr)
+    except ModuleNotFoundError as exc:  # a runtime package, imported on the way to a server
+        name = (exc.name or "").split(".")[0]
+        package = RUNTIME_PACKAGES.get(name, name)
+        print(f"{_prog(parser, args)}: error: this needs the Python package {package}, which is not installed: {RUNTIME_HINT}",
+              file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    return 2
+
+
+def _prog(parser: argparse.ArgumentParser, args: argparse.Namespace | None) -> str:
+    return f"{parser.prog} {args.command}" if args is not None else parser.prog
 
 
 if __name__ == "__main__":

@@ -15,8 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
-
-import yaml
+from urllib.parse import urlsplit
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = PLUGIN_DIR / "default_config.yaml"
@@ -37,6 +36,7 @@ class SettingsError(ValueError):
     def __init__(self, key: str, message: str):
         super().__init__(f"setting '{key}': {message}")
         self.key = key
+        self.detail = message  # without the key, for callers that name it their own way (the CLI)
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,8 @@ LIMITS: dict[str, Limit] = {
 @functools.lru_cache(maxsize=1)
 def default_mapping() -> Mapping[str, Any]:
     """The parsed ``default_config.yaml`` (read once per process)."""
+    import yaml  # here, not at import: the CLI checks values with LIMITS on the standard library alone
+
     with open(DEFAULT_CONFIG_PATH, encoding="utf-8") as fh:
         data = yaml.safe_load(fh) or {}
     missing = set(LIMITS) - set(data)
@@ -232,8 +234,8 @@ class Settings:
                 merged[key] = value
         values = {key: coerce(key, merged[key]) for key in LIMITS}
         endpoint = values["rerank_endpoint"].rstrip("/")
-        if endpoint and not endpoint.lower().startswith(("http://", "https://")):
-            raise SettingsError("rerank_endpoint", f"got {endpoint!r}, expected an http:// or https:// URL")
+        if endpoint and not _is_http_url(endpoint):
+            raise SettingsError("rerank_endpoint", f"got {values['rerank_endpoint']!r}, expected an http:// or https:// URL with a host")
         kwargs = {key.removeprefix("rerank_"): values[key] for key in LIMITS if key != "rerank_api_key"}
         kwargs["endpoint"] = endpoint
         kwargs["api_key"] = resolve_api_key(values["rerank_api_key"], env)
@@ -259,6 +261,15 @@ class Settings:
         out = {"rerank_" + f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "api_key"}
         out["rerank_api_key"] = API_KEY_PLACEHOLDER if self.api_key else ""
         return out
+
+
+def _is_http_url(text: str) -> bool:
+    try:
+        parts = urlsplit(text)
+        parts.port  # raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
 
 
 def resolve_api_key(raw: str, env: Mapping[str, str] | None = None) -> str:
