@@ -33,7 +33,7 @@ except ImportError:  # a missing install step must not pass as a skip
                       "(or set A0_RERANKER_SKIP_BROWSER=1 to skip them)") from None
 
 from helpers.settings import LIMITS  # noqa: E402
-from tests.browser import alpine, harness  # noqa: E402
+from tests.browser import alpine, docs_shots, harness  # noqa: E402
 from tests.servers import start as start_server  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -179,6 +179,7 @@ class Panel:
         path.unlink(missing_ok=True)
         self.page.screenshot(path=str(path))
         assert path.stat().st_size > 10_000
+        docs_shots.publish(case, path)
         return path
 
     def bodies(self) -> list[str]:
