@@ -1,0 +1,42 @@
+"""The relevance corpus stays valid, and "shares no content word" means what its README says."""
+
+import pytest
+
+import bench.relevance_corpus as corpus
+from bench.relevance_corpus import check, content_words, shared_words
+
+
+def test_the_corpus_passes_its_own_check():
+    check()
+
+
+def test_inflections_of_one_word_meet():
+    assert content_words("nightly backups") & content_words("the backup ran") == {"backup"}
+    assert content_words("I configured it") == content_words("configuring it") == content_words("configure it")
+    assert content_words("the caches") == content_words("a cache") == {"cach"}
+
+
+def test_a_paraphrase_shares_nothing():
+    # the issue's own example of how people really ask
+    assert not content_words("what's my dog called?") & content_words("The user's golden retriever is named Biscuit")
+
+
+def test_stop_words_corpus_words_and_short_tokens_are_dropped():
+    assert content_words("Dan asked the user how to fix it, again") == set()
+    assert content_words("pve1's zfs_arc_max on 192.168.1.10") == {"pve1", "zfs", "arc", "max", "192", "168"}
+
+
+def test_shared_words_reads_the_message_not_the_history():
+    text_by_id = {"m1": "Pickle's vet is in Campo de Ourique."}
+    question = {"message": "when is the dog's jab due?", "history": "User: the vet in Campo de Ourique", "relevant": ["m1"]}
+    assert shared_words(question, text_by_id) == set()
+    assert shared_words({**question, "message": "which vet does Pickle see?"}, text_by_id) == {"vet", "pickl"}
+
+
+def test_check_rejects_questions_that_echo_their_answers(monkeypatch):
+    memories, questions = corpus.load()
+    text_by_id = {m["id"]: m["text"] for m in memories}
+    echoed = [{**q, "message": f"{text_by_id[q['relevant'][0]]} ({q['id']})"} for q in questions]
+    monkeypatch.setattr(corpus, "load", lambda: (memories, echoed))
+    with pytest.raises(AssertionError, match="share no content word"):
+        check()
