@@ -276,9 +276,10 @@ class Host:
         extension.call_extensions_sync("_functions/__main__/init_a0/end", agent=None, data=data)
         return data
 
-    async def recall(self, agent, user_message: str, history: str = "", *, iteration: int = 0,
-                     history_includes_user: bool = True) -> dict:
-        """One message-loop recall: sets the agent's history to `history` (rendered text)
+    async def recall(self, agent, user_message: str, history: "str | list[tuple[str, str]]" = "", *,
+                     iteration: int = 0, history_includes_user: bool = True) -> dict:
+        """One message-loop recall: sets the agent's history to `history` (rendered text, or
+        a conversation of (role, text) turns that converse() adds the host's way)
         followed - as in the host, where the user's message is already in the history - by
         the user message; runs every message_loop_prompts_after extension (plugins' too,
         e.g. _45_*), then awaits a still-running recall task (delayed mode).
@@ -294,7 +295,10 @@ class Host:
         rm = importlib.import_module(recall_module)
 
         agent.history = History(agent)
-        agent.history.add_text(history)
+        if isinstance(history, str):
+            agent.history.add_text(history)
+        else:
+            self.converse(agent, history)
         if history_includes_user:
             message = agent.hist_add_user_message(UserMessage(message=user_message))
         else:
@@ -320,6 +324,29 @@ class Host:
             "extras": dict(loop_data.extras_persistent),
             "error": error,
         }
+
+    @staticmethod
+    def converse(agent, turns) -> None:
+        """Add a conversation to the agent's history as the host does: the greeting first
+        (extensions/python/agent_init/_10_initial_message.py adds fw.initial_message.md as an
+        AI response at a chat's start), then each ("user", text) turn through
+        hist_add_user_message and each ("ai", text) turn through hist_add_ai_response — the
+        text of an "ai" turn is the model's raw output (a JSON tool call, usually); a
+        ("tool", name, result) turn goes through hist_add_tool_result."""
+        from agent import LoopData, UserMessage
+
+        agent.loop_data = LoopData(user_message=None)
+        agent.hist_add_ai_response(agent.read_prompt("fw.initial_message.md"))
+        for turn in turns:
+            role = turn[0]
+            if role == "user":
+                agent.hist_add_user_message(UserMessage(message=turn[1]))
+            elif role == "ai":
+                agent.hist_add_ai_response(turn[1])
+            elif role == "tool":
+                agent.hist_add_tool_result(turn[1], turn[2])
+            else:
+                raise ValueError(f"unknown turn role {role!r}")
 
     async def memory_load(self, agent, query, limit=10, threshold=0.7, filter=""):
         """The memory_load tool as process_tools runs it (get_tool from the enabled

@@ -45,3 +45,28 @@ def get_embedding_model(provider: str, name: str, model_config: Optional[ModelCo
     if embedding_factory is None:
         raise RuntimeError("stand-in models.embedding_factory is not set")
     return embedding_factory(provider, name, **kwargs)
+
+
+class LocalSentenceTransformerWrapper(Embeddings):
+    """The host's wrapper for local sentence-transformers models (models.py), with the same
+    two methods: a query is encoded as a one-text batch, documents as one batch, no prompt
+    or prefix either way. ``model`` may be a hub name or a local directory."""
+
+    def __init__(self, provider: str, model: str, model_config: Optional[ModelConfig] = None, **kwargs: Any):
+        from sentence_transformers import SentenceTransformer
+
+        model = model.strip().strip('"').strip("'")
+        if model.startswith("sentence-transformers/"):
+            model = model[len("sentence-transformers/"):]
+        allowed = {"device", "cache_folder", "use_auth_token", "revision", "trust_remote_code", "model_kwargs"}
+        self.model = SentenceTransformer(model, **{k: v for k, v in (kwargs or {}).items() if k in allowed})
+        self.model_name = model
+        self.a0_model_conf = model_config
+
+    def embed_documents(self, texts):
+        embeddings = self.model.encode(texts, convert_to_tensor=False)
+        return embeddings.tolist() if hasattr(embeddings, "tolist") else embeddings
+
+    def embed_query(self, text):
+        embedding = self.model.encode([text], convert_to_tensor=False)
+        return embedding[0].tolist() if hasattr(embedding[0], "tolist") else embedding[0]
