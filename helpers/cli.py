@@ -260,6 +260,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader left (``| head``): nothing more to say to it
+        sys.stderr.close()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 2
 
 

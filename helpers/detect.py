@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import client, lexical
+from . import client, lexical, mode
 from .errors import DeadlineExceeded, NotConfigured, RerankError, ServerError, TransportError
 from .settings import Settings
 from .wire import TEI, TEI_DEFAULT_BATCH, Route, candidate_routes, split_endpoint
@@ -103,7 +103,7 @@ class Verdict:
 @dataclass
 class ProbeReport:
     ok: bool
-    verdict: str  # ok | weak | misranks | unreachable | auth | unsupported | error | not_configured | refused
+    verdict: str  # ok | weak | fusion | misranks | unreachable | auth | unsupported | error | not_configured | refused
     reason: str
     endpoint: str = ""
     model: str = ""
@@ -208,7 +208,13 @@ async def _probe(settings: Settings, deadline: client.Deadline, report: ProbeRep
         await local.probe_into(settings, report)
         return
     if not settings.endpoint:
-        report.verdict, report.reason = "not_configured", "no endpoint set (setting 'rerank_endpoint')"
+        if settings.api == "auto":  # the built-in default: nothing to connect to, nothing wrong
+            report.ok, report.verdict = True, "fusion"
+            report.reason = (f"{mode.describe(settings)}: recall fuses the plugin's searches by rank; "
+                             "set 'rerank_endpoint' to add a reranker server")
+        else:
+            report.verdict = "not_configured"
+            report.reason = f"rerank_api is '{settings.api}' but no endpoint is set (setting 'rerank_endpoint'); recall uses built-in fusion meanwhile"
         return
     fallback: tuple[Attempt, Judgement] | None = None
     for route in candidate_routes(settings.endpoint, settings.api):

@@ -1,7 +1,7 @@
 """``rerank_api: local``: an in-process cross-encoder through sentence-transformers.
 
 Optional: sentence-transformers ships inside Agent Zero, but not with this plugin. Without
-it, or without the model, the probe report says so and recall keeps the host's order.
+it, or without the model, the probe report says so and recall keeps the fused order.
 
 Each (model, device, max length) is loaded once, in its own daemon thread: never on an
 event loop, and concurrent first calls share that one load instead of each starting one.

@@ -53,7 +53,7 @@ def normalise(scores: Sequence[float], scale: str) -> list[float]:
         return [min(1.0, max(0.0, (s + 1) / 2)) for s in scores]
     if scale == "logit":
         return [_sigmoid(s) for s in scores]
-    if scale == "bm25":
+    if scale in ("bm25", "fused"):  # no fixed range: relative to the pool's best
         top = max(scores, default=0.0)
         return [max(0.0, s) / top if top > 0 else 0.0 for s in scores]
     low, high = min(scores, default=0.0), max(scores, default=0.0)
@@ -176,14 +176,16 @@ def order(
     *,
     similarities: Callable[[Sequence[Any]], Any] | None = None,
     now: datetime | None = None,
+    floors: bool = True,
 ) -> Outcome:
     """``docs`` best first after the floor, recency and diversity settings.
 
     ``scores`` are the server's, in ``docs`` order, on ``scale``; ``verdict`` is the probe's
     (for the relative floor); ``similarities(docs)`` may return a square matrix (the host's
-    vectors) or None (then word overlap is used)."""
+    vectors) or None (then word overlap is used). ``floors=False`` for scores that are not
+    a reranker's (the fused order): the floors are set on a reranker's scale."""
     outcome = Outcome([])
-    keep, floor = apply_floor(settings, scores, scale, verdict)
+    keep, floor = apply_floor(settings, scores, scale, verdict) if floors else (list(range(len(scores))), "")
     outcome.dropped_by_floor = len(docs) - len(keep)
     if docs and not keep:
         outcome.notes.append(f"{ALL_DROPPED} ({floor}), so this search returned nothing")

@@ -24,13 +24,11 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import pool, postprocess, shadow_log
-from .client import Deadline
-from .errors import NotConfigured, RerankError
-from .reranker import PLUGIN_NAME, score_documents, skipped_now
+from . import pipeline, pool, shadow_log
+from .pipeline import Call
+from .reranker import PLUGIN_NAME
 from .settings import Settings, SettingsError
 from .stats import STATS, CallRecord
 
@@ -115,16 +113,6 @@ def _make_wrapper(original: Callable) -> Callable:
 
 
 # ---------------------------------------------------------------------------------------
-@dataclass
-class Call:
-    """Who is searching: which prompt-feeding caller, for which agent, about what."""
-
-    kind: str  # recall | memory_load
-    agent: Any
-    message: str | None = None  # the user's message (recall only), read from the caller
-    history: str | None = None
-
-
 def identify_caller(frame: Any) -> Call | None:
     """The reranked caller behind ``frame``, or None for every other caller."""
     if frame is None:
@@ -136,14 +124,28 @@ def identify_caller(frame: Any) -> Call | None:
     local_vars = frame.f_locals
     call = Call(kind, getattr(local_vars.get("self"), "agent", None))
     if kind == "recall":
-        # The recall extension keeps the user's message and the history it used as locals.
+        # The recall extension keeps the user's message, the history it used and its own
+        # settings as locals.
         rendered, history = local_vars.get("user_instruction"), local_vars.get("history")
         if isinstance(rendered, str) and rendered != "None":  # "None": the host had no message
             call.message = message_text(rendered)
             if isinstance(history, str):
                 # The message is already the history's last entry; keep only what came before.
                 call.history = history[: -len(rendered)].rstrip() if history.endswith(rendered) else history
+        call.slots = _prompt_slots(local_vars.get("set"))
     return call
+
+
+def _prompt_slots(memory_settings: Any) -> dict[str, int]:
+    """How many memories and solutions the host puts into the prompt (its max_result)."""
+    slots = {}
+    if isinstance(memory_settings, dict):
+        for area in ("memories", "solutions"):
+            try:
+                slots[area] = int(memory_settings[f"memory_recall_{area}_max_result"])
+            except (KeyError, TypeError, ValueError):
+                pass
+    return slots
 
 
 def message_text(rendered: str) -> str:
@@ -165,7 +167,6 @@ def message_text(rendered: str) -> str:
 
 
 _SETTINGS_TTL_S = 5.0
-_TIMEOUT_GRACE_S = 0.25
 _settings_cache: dict[tuple, tuple[float, Settings]] = {}
 _settings_lock = threading.Lock()
 
@@ -207,7 +208,7 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
     host_result = None
     try:
         settings = agent_settings(call.agent)
-        if settings is None or not settings.enabled or not settings.configured:
+        if settings is None or not settings.enabled:
             return await original(memory, *args, **kwargs)
         arguments = signature.bind(memory, *args, **kwargs)
         arguments.apply_defaults()
@@ -217,87 +218,42 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         filter_ = params.get("filter") or ""
         if limit <= 0 or not query.strip():
             return await original(memory, *args, **kwargs)
-        skipped = skipped_now(settings)
-        if skipped is not None:  # a failing endpoint: no pool to gather, no call to make
-            raise skipped
         if not settings.apply:
             host_result = await original(memory, *args, **kwargs)
-        # The reranker's own deadline (rerank_timeout, inside) must run out first: its
-        # DeadlineExceeded counts toward the breaker, a cancellation from out here does not,
-        # and a server that accepts and never answers would cost every recall the timeout.
-        async with asyncio.timeout(settings.timeout + _TIMEOUT_GRACE_S):
-            result = await _rerank(memory, call, settings, query, limit, threshold, filter_)
+        search = await pipeline.run(memory, pipeline.Search(call, settings, query, limit, threshold, filter_))
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # every failure: the host's own answer, untouched
+    except Exception as exc:  # a failure of the plugin's own steps: the host's own answer
         reason = _reason(exc)
         STATS.record(CallRecord("fallback", reason, call.kind, latency_ms=_ms(started)))
         log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, reason)
         return host_result if host_result is not None else await original(memory, *args, **kwargs)
     try:
-        _record(call, settings, result, host_result, limit, _ms(started))
+        _record(search, host_result, _ms(started))
     except Exception as exc:  # bookkeeping must never cost a recall
         log.info("a0_reranker: could not record a search: %s", exc)
-    return result.docs if settings.apply else host_result
+    return search.docs if settings.apply else host_result
 
 
-def _record(call: Call, settings: Settings, result: "Reranked", host_result: list | None, limit: int, latency: float) -> None:
+def _record(search: pipeline.Search, host_result: list | None, latency: float) -> None:
     """Counters for the status views, and the shadow log line when one is configured."""
-    notes, pool_size = "; ".join(result.notes), len(result.candidates)
-    if settings.shadow_log and result.candidates:  # a search that found nothing has nothing to judge
-        shadow_log.record(settings.shadow_log, shadow_log.entry(call.kind, result, host_result, limit, latency, settings.apply))
-    if settings.apply:
-        outcome = "reranked" if pool_size else "empty"  # nothing matched: nothing to rerank
-        STATS.record(CallRecord(outcome, notes, call.kind, pool_size, len(result.docs), latency))
+    settings, call = search.settings, search.call
+    notes = "; ".join(search.notes)
+    pool_size = len(search.fused)
+    if settings.shadow_log and search.fused:  # a search that found nothing has nothing to judge
+        shadow_log.record(settings.shadow_log, shadow_log.entry(call.kind, search, host_result, latency, settings.apply))
+    if not settings.apply:
+        impact = shadow_impact(host_result or [], search.docs, search.slots)
+        STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result or []), latency,
+                                impact=impact, unavailable=search.unavailable))
+        return
+    if not pool_size:
+        outcome = "empty"  # nothing matched: nothing to order
+    elif search.scored is not None:
+        outcome = "reranked"
     else:
-        impact = shadow_impact(host_result or [], result.docs, limit)
-        STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result or []), latency, impact=impact))
-
-
-@dataclass
-class Reranked:
-    """One reranked search: what was read, what came back, and why."""
-
-    docs: list  # at most `limit`, best first
-    candidates: list = field(default_factory=list)  # the pool the reranker read
-    host_pool: list = field(default_factory=list)  # the host query's own search, in its order
-    scores: list = field(default_factory=list)  # per candidate
-    query: str = ""  # what the reranker was asked
-    notes: list = field(default_factory=list)
-
-
-async def _rerank(memory, call: Call, settings: Settings, query: str, limit: int, threshold: float, filter_: str):
-    deadline = Deadline.after(settings.timeout)
-    floor = min(threshold, settings.pool_threshold) if settings.pool_threshold > 0 else threshold
-    searches = pool.Searches(host=query)
-    if call.kind == "recall" and call.message:
-        searches = pool.Searches(
-            host=query,
-            message=call.message if settings.search_message else "",
-            followup=_followup_text(call, settings) if settings.search_followup else "",
-        )
-    # Each search brings up to rerank_candidates memories; their union (without duplicates)
-    # is what the reranker reads, so an extra search never crowds out the host's own pool.
-    pool_size = max(limit, settings.candidates)
-    texts = searches.texts()
-    # One search at a time: each runs the host's FAISS code in an executor thread, and
-    # several at once only contend for the GIL with the event loop (longer stalls, no gain).
-    found = [await pool.search_pool(memory, text, pool_size, floor, filter_) for text in texts]
-    candidates = pool.interleave(found, pool_size * len(texts))
-    if not candidates:
-        return Reranked([])
-    rerank_query = pool.reranker_query(call.message, call.history, query, settings.max_query_chars)
-    scored = await score_documents(settings, rerank_query, [d.page_content for d in candidates], deadline)
-    outcome = postprocess.order(
-        settings, candidates, scored.scores, scored.scale, scored.verdict,
-        similarities=lambda docs: pool.similarity_matrix(memory, docs),
-    )
-    return Reranked(outcome.docs[:limit], candidates, found[-1], scored.scores, rerank_query, outcome.notes)
-
-
-def _followup_text(call: Call, settings: Settings) -> str:
-    tail = pool.history_tail(call.history or "", settings.followup_chars)
-    return f"{call.message}\n\n{tail}" if tail else ""
+        outcome = "fused"
+    STATS.record(CallRecord(outcome, notes, call.kind, pool_size, len(search.docs), latency, unavailable=search.unavailable))
 
 
 def shadow_impact(host: list, reranked: list, k: int) -> dict[str, Any]:
@@ -324,15 +280,9 @@ def _spearman(ranks_in_host_order: list[int]) -> float:
 
 
 def _reason(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError):
-        return "timeout: no answer within rerank_timeout"
     if isinstance(exc, SettingsError):
         return f"bad setting: {exc}"
-    if isinstance(exc, NotConfigured):
-        return f"not configured: {exc}"
-    if isinstance(exc, RerankError):
-        return f"{type(exc).__name__}: {exc}"
-    return f"unexpected {type(exc).__name__}: {str(exc)[:200]}"
+    return pipeline.unavailable_reason(exc)
 
 
 def _ms(started: float) -> float:

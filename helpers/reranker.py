@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from . import client, detect, lexical, lifecycle, privacy
+from . import client, detect, lexical, lifecycle, mode, privacy
 from .breaker import BREAKER
 from .cache import CACHE
 from .errors import BreakerOpen, NotConfigured, Refused, RerankError
@@ -175,7 +175,7 @@ async def arerank(query: str, documents: Sequence[str], *, config: Mapping[str, 
         if not isinstance(query, str) or not all(isinstance(d, str) for d in documents):
             raise TypeError("query and documents must be strings")
         settings = load_settings(config)
-        if not settings.enabled or not settings.configured:
+        if not settings.enabled or not settings.has_reranker:
             return None
         return ranking((await score_documents(settings, query, documents)).scores)
     except asyncio.CancelledError:
@@ -275,6 +275,7 @@ async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     report = await detect.probe(settings)
     out = report.as_dict()
     out["notes"] += privacy.notes(settings)
+    out["mode_text"] = mode.describe(settings, out.get("route"))
     return out
 
 
@@ -288,7 +289,11 @@ def probe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
 
 
 def status() -> dict[str, Any]:
-    """Counters, latency and breaker state; safe to show anywhere."""
+    """The mode in words, counters, latency and breaker state; safe to show anywhere."""
     from .stats import STATS
 
-    return {"stats": STATS.snapshot(), "breaker": BREAKER.snapshot(), "checked_at": time.time()}
+    try:
+        active = mode.as_dict(load_settings(None))
+    except SettingsError as exc:
+        active = {"mode": None, "mode_text": f"a setting is invalid: {exc}"}
+    return {**active, "stats": STATS.snapshot(), "breaker": BREAKER.snapshot(), "checked_at": time.time()}

@@ -79,6 +79,7 @@ LIMITS: dict[str, Limit] = {
     "rerank_max_doc_chars": Limit("int", 100, 200_000),
     "rerank_max_query_chars": Limit("int", 50, 50_000),
     "rerank_pool_threshold": Limit("float", 0, 1),
+    "rerank_fusion_threshold": Limit("float", 0, 1),
     "rerank_search_message": Limit("bool"),
     "rerank_search_followup": Limit("bool"),
     "rerank_followup_chars": Limit("int", 0, 5000),
@@ -197,6 +198,7 @@ class Settings:
     max_doc_chars: int
     max_query_chars: int
     pool_threshold: float
+    fusion_threshold: float
     search_message: bool
     search_followup: bool
     followup_chars: int
@@ -242,8 +244,9 @@ class Settings:
         return cls(**kwargs)
 
     @property
-    def configured(self) -> bool:
-        """True when there is something to call: an endpoint, or an in-process reranker."""
+    def has_reranker(self) -> bool:
+        """True when a reranker judges the pool: a server, or an in-process reranker. Without
+        one the plugin still fuses its searches (the built-in default)."""
         return self.api in ("lexical", "local") or bool(self.endpoint)
 
     @property

@@ -30,20 +30,24 @@ _writer: threading.Thread | None = None
 _writer_lock = threading.Lock()
 
 
-def entry(caller: str, result: Any, host_result: list | None, limit: int, latency_ms: float, applied: bool) -> dict[str, Any]:
-    """The log line for one search (``result`` is a ``recall.Reranked``)."""
-    ids = [str(doc_key(d)) for d in result.candidates]
+def entry(caller: str, search: Any, host_result: list | None, latency_ms: float, applied: bool) -> dict[str, Any]:
+    """The log line for one search (``search`` is a ``pipeline.Search``)."""
+    ids = [str(doc_key(d)) for d in search.fused]
+    host = host_result if host_result is not None else search.found.host_result
+    scores = search.scored.scores if search.scored is not None else []
     return {
         "at": time.strftime("%Y-%m-%d %H:%M:%S"),
         "caller": caller,
         "applied": applied,
-        "limit": limit,
+        "limit": search.limit,
         # Masked before it is cut, so a cut never leaves half a secret unrecognised.
-        "query": redact(result.query)[:_QUERY_CHARS],
+        "query": redact(search.rerank_query)[:_QUERY_CHARS],
         "candidates": ids,
-        "host_order": [str(doc_key(d)) for d in (host_result if host_result is not None else result.host_pool[:limit])],
-        "reranked_order": [str(doc_key(d)) for d in result.docs],
-        "scores": {i: round(s, 6) for i, s in zip(ids, result.scores)},
+        "host_order": [str(doc_key(d)) for d in host],
+        "reranked_order": [str(doc_key(d)) for d in search.docs],  # what the plugin returns (or would)
+        "reranker_order": [str(doc_key(d)) for d in search.judged] if search.scored is not None else [],
+        "scores": {i: round(s, 6) for i, s in zip(ids, scores)},
+        "reranker_unavailable": search.unavailable,
         "latency_ms": latency_ms,
     }
 

@@ -17,7 +17,11 @@ WINDOW = 200
 
 @dataclass
 class CallRecord:
-    outcome: str  # reranked | shadow | fallback | passthrough | empty
+    # reranked: the reranker's order combined with the fused one | fused: the fused order
+    # (no reranker configured, or it was unavailable) | shadow: measured, the host's order
+    # returned | fallback: the plugin's own steps failed, the host's order returned |
+    # empty: nothing matched
+    outcome: str
     reason: str = ""
     caller: str = ""
     pool: int = 0
@@ -25,6 +29,7 @@ class CallRecord:
     latency_ms: float = 0.0
     at: float = field(default_factory=time.time)
     impact: dict[str, Any] | None = None  # shadow mode: what reranking would have changed
+    unavailable: str = ""  # why a configured reranker was not used (its order left out)
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -40,6 +45,7 @@ class Stats:
         self._calls: deque[CallRecord] = deque(maxlen=window)
         self._totals: Counter[str] = Counter()
         self._fallback_reasons: Counter[str] = Counter()
+        self._unavailable_reasons: Counter[str] = Counter()
         self._last_error: dict[str, Any] | None = None
 
     def record(self, record: CallRecord) -> None:
@@ -47,19 +53,29 @@ class Stats:
             self._calls.append(record)
             self._totals[record.outcome] += 1
             if record.outcome == "fallback":
-                kind = record.reason.split(":", 1)[0][:60]
-                self._fallback_reasons[kind] += 1
+                self._count(self._fallback_reasons, record.reason)
                 self._last_error = {"at": record.at, "reason": record.reason[:300]}
-                if len(self._fallback_reasons) > 50:  # bounded, even with odd error texts
-                    self._fallback_reasons = Counter(dict(self._fallback_reasons.most_common(25)))
+            if record.unavailable:
+                self._totals["reranker_unavailable"] += 1
+                self._count(self._unavailable_reasons, record.unavailable)
+                self._last_error = {"at": record.at, "reason": "reranker unavailable: " + record.unavailable[:300]}
+
+    @staticmethod
+    def _count(reasons: Counter, reason: str) -> None:
+        reasons[reason.split(":", 1)[0][:60]] += 1
+        if len(reasons) > 50:  # bounded, even with odd error texts
+            kept = reasons.most_common(25)
+            reasons.clear()
+            reasons.update(dict(kept))
 
     def snapshot(self, last: int = 10) -> dict[str, Any]:
         with self._lock:
             calls = list(self._calls)
             totals = dict(self._totals)
             reasons = dict(self._fallback_reasons)
+            unavailable = dict(self._unavailable_reasons)
             last_error = dict(self._last_error) if self._last_error else None
-        timed = [c.latency_ms for c in calls if c.outcome in ("reranked", "shadow")]
+        timed = [c.latency_ms for c in calls if c.outcome in ("reranked", "fused", "shadow")]
         impacts = [c.impact for c in calls if c.impact]
         shadow = None
         if impacts:
@@ -74,6 +90,7 @@ class Stats:
         return {
             "totals": totals,
             "fallback_reasons": reasons,
+            "unavailable_reasons": unavailable,
             "latency_ms": {"p50": _percentile(timed, 0.5), "p95": _percentile(timed, 0.95), "samples": len(timed)},
             "last_error": last_error,
             "recent": [asdict(c) for c in calls[-last:]],
@@ -85,6 +102,7 @@ class Stats:
             self._calls.clear()
             self._totals.clear()
             self._fallback_reasons.clear()
+            self._unavailable_reasons.clear()
             self._last_error = None
 
 

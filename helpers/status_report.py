@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import detect, recall
+from . import detect, mode, recall
 from .breaker import BREAKER
 from .reranker import PLUGIN_NAME, load_settings
 from .settings import SettingsError
@@ -27,15 +27,16 @@ def collect(agent: Any = None) -> dict[str, Any]:
         settings = None
     if settings is not None:
         verdict = detect.cached(settings)
+        route = verdict.route.describe() if verdict and verdict.route else None
         out.update(
             setting_enabled=settings.enabled,
-            mode="apply" if settings.apply else "shadow",
+            **mode.as_dict(settings, route),
             api_setting=settings.api,
             endpoint=settings.endpoint or None,
             model=settings.model or None,
-            configured=settings.configured,
+            has_reranker=settings.has_reranker,
             api_key_set=bool(settings.api_key),
-            detected=({"route": verdict.route.describe() if verdict.route else settings.api, "api": verdict.route.api if verdict.route else settings.api, "scale": verdict.scale, "batch_limit": verdict.batch_limit} if verdict else None),
+            detected=({"route": route or settings.api, "api": verdict.route.api if verdict.route else settings.api, "scale": verdict.scale, "batch_limit": verdict.batch_limit} if verdict else None),
         )
     out["stats"] = STATS.snapshot(last=5)
     out["breaker"] = BREAKER.snapshot()
@@ -46,29 +47,34 @@ def summary_text(status: dict[str, Any], probe: dict[str, Any] | None = None) ->
     """Plain text for the agent: the verdict first, then the details."""
     lines = []
     enabled = status.get("enabled_for_agent") and status.get("setting_enabled", False)
+    totals = status["stats"]["totals"]
     if status.get("settings_error"):
         verdict = f"NOT WORKING: a setting is invalid: {status['settings_error']}"
     elif not enabled:
-        verdict = "OFF: the plugin is disabled for this agent; recall uses Agent Zero's own order"
-    elif not status.get("configured"):
-        verdict = "INERT: no reranker endpoint is configured (Settings > Agent > Reranker)"
+        verdict = "OFF: the plugin is disabled for this agent; recall is stock Agent Zero"
     elif not status.get("wrap_live"):
         verdict = "NOT WORKING: the memory search is not wrapped (restart Agent Zero)"
-    elif probe is not None:
-        verdict = ("WORKING: " if probe.get("ok") else "NOT WORKING: ") + str(probe.get("reason"))
+    elif probe is not None and status.get("has_reranker"):
+        verdict = ("WORKING: " if probe.get("ok") else "RERANKER NOT WORKING (recall uses built-in fusion meanwhile): ") + str(probe.get("reason"))
+    elif not status.get("has_reranker"):
+        verdict = f"WORKING: {status.get('mode_text')}; nothing to probe"
     else:
-        totals = status["stats"]["totals"]
-        verdict = f"ON ({status.get('mode')} mode): {totals.get('reranked', 0)} reranked, {totals.get('shadow', 0)} shadow, {totals.get('fallback', 0)} fallbacks so far"
+        verdict = f"ON: {status.get('mode_text')}"
     lines.append(verdict)
+    if enabled and not status.get("settings_error"):
+        if verdict.startswith(("WORKING: ", "RERANKER NOT WORKING")) and status.get("has_reranker"):
+            lines.append(f"mode: {status.get('mode_text')}")
+        lines.append(f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, {totals.get('shadow', 0)} shadow, "
+                     f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, {totals.get('fallback', 0)} fallbacks to Agent Zero's own order")
     lines.append(f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: {status.get('api_setting', '-')}  api key: {'set' if status.get('api_key_set') else 'none'}")
     detected = (probe or {}).get("route") or (status.get("detected") or {}).get("route")
     lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.get('wrap_live')}")
     stats = status["stats"]
     lat = stats["latency_ms"]
-    lines.append(f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; fallbacks by reason: {stats['fallback_reasons'] or 'none'}")
+    lines.append(f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; fallbacks by reason: {stats['fallback_reasons'] or 'none'}; reranker unavailable by reason: {stats.get('unavailable_reasons') or 'none'}")
     if stats.get("last_error"):
         lines.append(f"last error: {stats['last_error']['reason']}")
-    answered = [r for r in stats["recent"] if r["outcome"] in ("reranked", "shadow")]
+    answered = [r for r in stats["recent"] if r["outcome"] in ("reranked", "fused", "shadow")]
     if answered and answered[-1]["reason"]:  # only the latest search's note: older ones are history
         lines.append(f"note: {answered[-1]['reason']}")
     if stats.get("shadow"):

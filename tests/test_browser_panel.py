@@ -336,12 +336,16 @@ def test_button_says_testing_while_it_runs(panel, servers):
 
 
 def test_saved_values_have_no_unsaved_note(panel):
-    """Testing what is saved (no endpoint) reports that and shows no unsaved note."""
+    """Testing what is saved (no endpoint: the built-in default) names the mode, counts as
+    working, and shows no unsaved note."""
     verdict = panel.run_test()
-    expect(verdict).to_contain_text("✗")
-    expect(verdict).to_contain_text("no endpoint")
+    expect(verdict).to_contain_text("✓")
+    expect(verdict).to_contain_text("Built-in fusion, no reranker server")
+    expect(panel.page.get_by_test_id("verdict-reason")).to_contain_text("set 'rerank_endpoint' to add a reranker server")
+    expect(panel.toast("success")).to_be_visible()
     expect(panel.page.get_by_test_id("unsaved-note")).to_be_hidden()
     panel.assert_no_stored_key()
+    panel.shot("builtin_mode")
 
 
 def test_handler_failure_is_a_failed_verdict_not_a_crash(panel):
@@ -360,9 +364,9 @@ def test_handler_failure_is_a_failed_verdict_not_a_crash(panel):
 
 def test_status_section(panel):
     expect(panel.page.get_by_test_id("status-enabled")).to_contain_text("yes")
-    expect(panel.page.get_by_test_id("status-mode")).to_contain_text("live")
+    expect(panel.page.get_by_test_id("status-mode")).to_have_text("built-in fusion, no reranker server")
     expect(panel.page.get_by_test_id("status-endpoint")).to_have_text("none set")
-    expect(panel.page.get_by_test_id("status-totals")).to_contain_text("0 reranked")
+    expect(panel.page.get_by_test_id("status-totals")).to_contain_text("0 reranked, 0 fused")
     expect(panel.page.get_by_test_id("status-latency")).to_have_text("no calls yet")
     expect(panel.page.get_by_test_id("status-error")).to_have_text("none")
     panel.page.get_by_test_id("refresh-status").click()

@@ -180,7 +180,9 @@ def test_status_without_the_runtime_packages_names_the_missing_one():
 def test_status_with_the_runtime_packages():
     out = cli("status")
     assert out.returncode == 0, out.stderr
-    assert set(json.loads(out.stdout)) == {"stats", "breaker", "checked_at"}
+    status = json.loads(out.stdout)
+    assert set(status) == {"mode", "mode_text", "applied", "stats", "breaker", "checked_at"}
+    assert status["mode_text"] == "built-in fusion, no reranker server"  # the shipped default
 
 
 def test_report_needs_only_the_standard_library(tmp_path):
@@ -190,3 +192,16 @@ def test_report_needs_only_the_standard_library(tmp_path):
     out = cli("report", str(log), "--k", "1", isolated=True)
     assert out.returncode == 0, out.stderr
     assert "top result changed by reranking: 100% of searches" in out.stdout
+
+
+def test_a_reader_that_leaves_early_is_no_error(tmp_path):
+    """``python -m helpers.cli rerank ... | head -3``: the pipe closes long before the output
+    (far more than a pipe buffer holds) ends."""
+    docs = tmp_path / "many.txt"
+    docs.write_text("\n".join(f"memory {i} about grafana, ports and dashboards on atlas" for i in range(5000)))
+    proc = subprocess.Popen([sys.executable, "-m", "helpers.cli", "rerank", "grafana port", "--file", str(docs)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0 and "Traceback" not in err and "BrokenPipe" not in err

@@ -2,8 +2,11 @@
 (MMR), each alone and together, on a probability-scale server (TEI) and a raw-logit one
 (llama.cpp); and every one of them, switched off, giving exactly the plain reranked order.
 
-The servers score from a table (memory text -> logit), so each expected order is computed
-here, independently of the plugin, from the formulas the settings document."""
+They act on the reranker's judgement, before it is combined with the fused order: so each
+test reads that judgement (the pipeline's ``judged`` list, taken as the combine stage gets
+it) and checks what reached the agent too (a floor's drops never do). The servers score
+from a table (memory text -> logit), so each expected order is computed here,
+independently of the plugin, from the formulas the settings document."""
 
 import time
 from datetime import datetime, timedelta
@@ -92,10 +95,26 @@ async def build(host, table):
 
 
 async def recall_texts(host, agent, **config):
+    """(the reranker's judgement of the memories as texts, the memories the agent got)."""
     set_plugin(host, **config)
-    result = await host.recall(agent, QUESTION, "")
+    pipeline = host.import_plugin("helpers.pipeline")
+    judged, real = [], pipeline.combine
+
+    def spy(search):
+        if "solutions" not in search.filter:
+            judged.append([d.page_content for d in search.judged])
+        real(search)
+
+    pipeline.combine = spy
+    try:
+        result = await host.recall(agent, QUESTION, "")
+    finally:
+        pipeline.combine = real
     assert result["error"] is None
-    return [d.page_content for d in result["memories"]], result["memories"]
+    got = [d.page_content for d in result["memories"]]
+    if judged and config.get("rerank_apply", True):
+        assert set(got) <= set(judged[0])  # what the floor dropped never reaches the agent
+    return (judged[0] if judged else []), result["memories"]
 
 
 # --- the reference: the documented formulas, written out independently -------------------
@@ -177,14 +196,16 @@ def test_every_feature_off_gives_exactly_the_plain_reranked_order(host, tmp_path
         agent, memory = await build(host, CORPUS)
         with start(kind, scorer=scorer_for(CORPUS)) as srv:
             plain_texts, plain_docs = await recall_texts(host, agent, rerank_endpoint=srv.url)
-            # The plain order is the server's scores, best first: nothing else moved it.
+            # The plain judgement is the server's scores, best first: nothing else moved it.
             assert plain_texts == reference(CORPUS, kind)
-            assert plain_texts != [d.page_content for d in await _host_order(host, agent)]
+            assert [d.page_content for d in plain_docs] != [d.page_content for d in await _host_order(host, agent)]
+            stored = {id(d) for d in memory.db.docstore._dict.values()}
+            assert {id(d) for d in plain_docs} <= stored  # the host's own objects
             for name, config in OFF_STATES.items():
                 config = {k: (str(tmp_path / "shadow.jsonl") if v == "SHADOW" else v) for k, v in config.items()}
                 texts, docs = await recall_texts(host, agent, rerank_endpoint=srv.url, **config)
                 assert texts == plain_texts, name
-                assert [id(d) for d in docs] == [id(d) for d in plain_docs], name  # the host's own objects
+                assert [id(d) for d in docs] == [id(d) for d in plain_docs], name
 
     host.run(main())
 
@@ -398,3 +419,18 @@ def test_relative_floor_ignores_a_probe_that_ranked_wrongly():
     assert relative_cut(settings, None) is None
     assert relative_cut(settings, Verdict(None, "logit", 0.0, -800.0)) == pytest.approx(0.25)
     assert relative_cut(settings, Verdict(None, "probability", 0.9, 0.1)) == pytest.approx(0.5)
+
+
+def test_without_a_reranker_recency_and_diversity_order_the_fused_list(host):
+    """No server: the policies act on the fused order (its rank fusion scores as relevance);
+    at recency weight 1 that is age alone, newest first."""
+    async def main():
+        agent, memory = await build(host, CORPUS)
+        texts, docs = await recall_texts(host, agent, rerank_recency_weight=1.0, rerank_recency_half_life_days=10)
+        plain, _ = await recall_texts(host, agent)
+        assert sorted(texts) == sorted(plain) and texts != plain
+        dated = [t for t in texts if isinstance(CORPUS[t][1], (int, float))]
+        assert dated == sorted(dated, key=lambda t: CORPUS[t][1])  # newest first
+        assert {d.page_content for d in docs} <= set(texts)
+
+    host.run(main())

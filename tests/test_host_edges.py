@@ -80,12 +80,13 @@ def test_status_tool_healthy_disabled_and_broken(host):
             assert srv.url in healthy and "wrap live: True" in healthy
         host.set_config({"rerank_endpoint": f"http://127.0.0.1:{free_port()}", "rerank_timeout": 1})
         broken = await _status(host, agent, probe=True)
-        assert broken.startswith("NOT WORKING: cannot reach"), broken
+        assert broken.startswith("RERANKER NOT WORKING (recall uses built-in fusion meanwhile): cannot reach"), broken
         host.set_config({"rerank_timeout": "abc"})
         invalid = await _status(host, agent)
         assert invalid.startswith("NOT WORKING: a setting is invalid") and "rerank_timeout" in invalid
         host.set_config({"rerank_endpoint": ""})
-        assert (await _status(host, agent)).startswith("INERT")
+        fusion = await _status(host, agent, probe=True)
+        assert fusion.startswith("WORKING: built-in fusion, no reranker server; nothing to probe"), fusion
         host.toggle(False)
         from helpers import plugins
 

@@ -8,10 +8,11 @@ The searches come through caller frames the wrapper recognises: ``search_memorie
 ``history`` locals) and ``execute`` in ``memory_load.py`` (the tool). They are compiled here
 with those names, so the wrapper sees exactly the frame it sees in the host.
 
-Every result must be one of two lists, object for object: the reranked order the server's
-deterministic scoring predicts, or what the unwrapped method returns for the same
-arguments. Nothing but cancellation may escape, and no document may be lost, duplicated or
-changed.
+Every result must be one of the lists the plugin may return, object for object: the
+reranked order (taken from the same server before any fault), or the fused order (the
+plugin's answer with no reranker, which a failing reranker must leave standing). The
+unwrapped result is counted apart: the reranker's faults must never cause it. Nothing but
+cancellation may escape, and no document may be lost, duplicated or changed.
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ class Rig:
         self.memory = host.run(self._store())
         self.Memory = type(self.memory)
         self.original = self.Memory.search_similarity_threshold.__wrapped__
-        self.expected: dict[Spec, tuple[list[int], list[int]]] = {}
+        self.expected: dict[Spec, tuple[list[int], list[int], list[int]]] = {}
 
     async def _store(self):
         memory = await self.host.memory(self.agents[0])
@@ -202,28 +203,21 @@ class Rig:
         return {k: (id(d), d.page_content, json.dumps(d.metadata, sort_keys=True)) for k, d in self.memory.db.docstore._dict.items()}
 
     async def prepare(self, specs: list[Spec]) -> None:
-        """Per spec: the unwrapped result, and the order the server's scoring predicts for the
-        pool the wrapper reads (gathered with the plugin's own pool helpers)."""
-        s = self.settings
+        """Per spec, the three answers allowed: the unwrapped result; the fused order (what
+        the plugin returns with no reranker, and when the reranker is unavailable); and the
+        reranked order, from the same server before any fault."""
+        caller = Caller(self.agents[0])
+        orders: dict[Spec, dict[str, list[int]]] = {spec: {} for spec in specs}
+        for name, config in (("fused", {**self.config, "rerank_endpoint": ""}), ("reranked", self.config)):
+            self.host.set_config(config)
+            self.recall.forget_settings()
+            for spec in specs:
+                orders[spec][name] = [id(d) for d in await spec.call(caller, self.memory)]
         for spec in specs:
             plain = await self.original(self.memory, spec.query, spec.limit, spec.threshold, spec.filter)
-            message = spec.message if spec.kind == "recall" else None
-            searches = self.pool.Searches(host=spec.query)
-            if message:
-                tail = self.pool.history_tail(spec.history, s.followup_chars)
-                searches = self.pool.Searches(
-                    host=spec.query, message=message if s.search_message else "",
-                    followup=(f"{message}\n\n{tail}" if tail else "") if s.search_followup else "",
-                )
-            floor = min(spec.threshold, s.pool_threshold) if s.pool_threshold > 0 else spec.threshold
-            size = max(spec.limit, s.candidates)
-            texts = searches.texts()
-            found = [await self.pool.search_pool(self.memory, t, size, floor, spec.filter) for t in texts]
-            candidates = self.pool.interleave(found, size * len(texts))
-            query = self.pool.reranker_query(message, spec.history if message else None, spec.query, s.max_query_chars)
-            scores = [probability(query, d.page_content[: s.max_doc_chars]) for d in candidates]
-            ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))[: spec.limit]
-            self.expected[spec] = ([id(candidates[i]) for i in ranked], [id(d) for d in plain])
+            self.expected[spec] = (orders[spec]["reranked"], orders[spec]["fused"], [id(d) for d in plain])
+        assert not self.stats.snapshot()["totals"].get("fallback") and not self.stats.snapshot()["totals"].get("reranker_unavailable")
+        self.stats.reset()
 
 
 @dataclass
@@ -301,21 +295,23 @@ class Load:
                 tally.escapes.append(repr(exc))
             tally.add("escaped")
             return
-        reranked, plain = self.rig.expected[spec]
+        reranked, fused, plain = self.rig.expected[spec]
         ids = [id(d) for d in got]
         if len(set(ids)) != len(ids):
             outcome = "duplicated"
-        elif ids == reranked and ids == plain:
+        elif ids == reranked and ids == fused:
             outcome = "same_either_way"
         elif ids == reranked:
             outcome = "reranked"
+        elif ids == fused:
+            outcome = "fused"
         elif ids == plain:
             outcome = "unwrapped"
         else:
             outcome = "mismatch"
         if outcome in ("duplicated", "mismatch"):
             with tally.lock:
-                tally.mismatches.append((spec, ids, reranked, plain))
+                tally.mismatches.append((spec, ids, reranked, fused, plain))
         tally.add(outcome)
 
 
@@ -362,7 +358,7 @@ def test_three_loops_through_faults_an_outage_and_recovery(host, summary):
             # 3. outage: every connection is dropped; the breaker must open and stay open
             srv.set_faults(reset=True)
             opened_at_outage = opened_before()
-            fallbacks_at_outage = rig.stats.snapshot()["fallback_reasons"].get("BreakerOpen", 0)
+            fallbacks_at_outage = rig.stats.snapshot()["unavailable_reasons"].get("BreakerOpen", 0)
 
             def breaker_opened() -> bool:
                 if rig.breaker.is_open(rig.breaker_key, rig.settings.breaker_failures):
@@ -371,7 +367,7 @@ def test_three_loops_through_faults_an_outage_and_recovery(host, summary):
 
             wait_until(breaker_opened, "the breaker to open during the outage", load)
             opened_in_outage = opened_before() - opened_at_outage
-            wait_until(lambda: rig.stats.snapshot()["fallback_reasons"].get("BreakerOpen", 0) >= fallbacks_at_outage + 20,
+            wait_until(lambda: rig.stats.snapshot()["unavailable_reasons"].get("BreakerOpen", 0) >= fallbacks_at_outage + 20,
                        "searches skipped while the breaker is open", load)
             # 4. recovery: the breaker closes and reranking comes back
             srv.recover()
@@ -394,12 +390,13 @@ def test_three_loops_through_faults_an_outage_and_recovery(host, summary):
     # Seen open in the outage and closed after recovery (by the waits above). Its state at the
     # very end is not asserted: on a busy machine a search may still time out after recovery.
     assert seen_open.is_set() and closed.is_set()
-    assert counts["unwrapped"] > 0 and counts["reranked"] > 0
+    assert counts["fused"] > 0 and counts["reranked"] > 0
+    assert counts.get("unwrapped", 0) == 0  # the reranker's faults never cost the fusion
     assert faults["faults"] > 0 and srv.errors == []
     lost = len(set(before) - set(after))
     summary.append(
         f"load+faults: {counts['calls']} searches from 3 loops; reranked {counts['reranked']}, "
-        f"unwrapped fallback {counts['unwrapped']}, identical either way {counts.get('same_either_way', 0)}, "
+        f"fused (reranker unavailable) {counts['fused']}, unwrapped {counts.get('unwrapped', 0)}, identical either way {counts.get('same_either_way', 0)}, "
         f"cancelled {counts.get('cancelled', 0)}; server requests {faults['requests']}, faults injected {faults['faults']} "
         f"(random {faults.get('random', 0)}, resets {faults.get('reset', 0)}, 429 {faults.get('status_429', 0)}, "
         f"5xx {faults.get('status_500', 0) + faults.get('status_503', 0)}, garbage {faults.get('body_malformed', 0)}, "
@@ -418,16 +415,16 @@ def test_a_server_that_never_answers_opens_the_breaker(host, summary):
         host.run(rig.prepare(specs))
         srv.set_faults(delay=5.0)  # longer than any deadline here: the answer never comes in time
         with Load(rig, specs, concurrency=2) as load:
-            wait_until(lambda: rig.stats.snapshot()["fallback_reasons"].get("BreakerOpen", 0) >= 30,
+            wait_until(lambda: rig.stats.snapshot()["unavailable_reasons"].get("BreakerOpen", 0) >= 30,
                        "searches skipped by an open breaker", load)
         snapshot = rig.breaker.snapshot().get(rig.breaker_key, {})
-        reasons = rig.stats.snapshot()["fallback_reasons"]
+        reasons = rig.stats.snapshot()["unavailable_reasons"]
         counts = dict(load.tally.counts)
 
     assert load.tally.escapes == [] and load.tally.mismatches == []
     assert snapshot.get("open_for_s", 0) > 0
-    assert counts.get("reranked", 0) == 0 and counts["unwrapped"] + counts.get("same_either_way", 0) == counts["calls"]
-    summary.append(f"hung server: {counts['calls']} searches from 3 loops, all the host's own results; "
+    assert counts.get("reranked", 0) == 0 and counts["fused"] + counts.get("same_either_way", 0) == counts["calls"]
+    summary.append(f"hung server: {counts['calls']} searches from 3 loops, all in the fused order; "
                    f"{sum(v for k, v in reasons.items() if k != 'BreakerOpen')} paid the 0.5 s timeout, "
                    f"{reasons.get('BreakerOpen', 0)} skipped by the open breaker")
 
@@ -454,7 +451,7 @@ def test_cached_scores_are_shared_by_every_loop_without_a_server_call(host, summ
 
     for tally in (first, second):
         assert tally.escapes == [] and tally.mismatches == []
-        assert tally["unwrapped"] == 0  # a healthy server: every search reranked
+        assert tally["unwrapped"] == tally["fused"] == 0  # a healthy server: every search reranked
     assert posts_after_fill > 0
     assert posts == []  # every repeated search was answered from the cache
     assert misses == 0 and hits > 0
@@ -509,7 +506,9 @@ def test_memory_stays_bounded_over_2000_searches(host, summary):
         sizes = {
             "cache entries": len(rig.cache),
             "stats window": len(rig.stats._calls),
-            "fallback reasons": len(rig.stats._fallback_reasons),
+            "fallback reasons": len(rig.stats._fallback_reasons) + len(rig.stats._unavailable_reasons),
+            "query vectors": len(host.import_plugin("helpers.query_vectors").MEMO),
+            "shared scans": len(rig.pool._scans),
             "learned batch limits": len(rig.client._learned_batch),
             "per-loop clients": live_clients,
             "probe verdicts": len(host.import_plugin("helpers.detect")._cache),
@@ -522,7 +521,7 @@ def test_memory_stays_bounded_over_2000_searches(host, summary):
     assert short_lived["escaped"] == short_lived["mismatch"] == short_lived["duplicated"] == 0
     assert sizes["cache entries"] <= 256
     assert sizes["stats window"] <= rig.recall.STATS._calls.maxlen
-    assert sizes["fallback reasons"] <= 50
+    assert sizes["fallback reasons"] <= 100 and sizes["query vectors"] <= 64 and sizes["shared scans"] <= 8
     assert sizes["learned batch limits"] <= 1 and sizes["probe verdicts"] <= 1 and sizes["settings cache"] <= 3
     # Loops that have ended (30 API requests' worth) must not keep a client each.
     assert live_clients <= 4, f"{live_clients} clients kept for event loops that have ended"

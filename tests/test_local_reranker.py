@@ -279,20 +279,24 @@ def test_warm_up_at_start_then_recall_with_the_local_model(host, tiny_model, wat
     host.run(main())
 
 
-def test_recall_without_sentence_transformers_returns_exactly_the_hosts_result(host, tiny_model, monkeypatch):
+def test_recall_without_sentence_transformers_gets_the_no_server_order(host, tiny_model, monkeypatch):
     async def main():
         agent, memory = await _store(host)
-        host.import_plugin("helpers.recall").ensure_wrapped()
+        recall = host.import_plugin("helpers.recall")
+        recall.ensure_wrapped()
         host.toggle(True)
-        expected = await _unwrapped(host, agent)
+        host.set_config({})  # no reranker: the built-in fusion
+        recall.forget_settings()
+        expected = await host.recall(agent, QUESTION, "")
+        recall.STATS.reset()
         monkeypatch.setitem(sys.modules, "sentence_transformers", None)
         host.set_config(local_config(tiny_model))
-        host.import_plugin("helpers.recall").forget_settings()
+        recall.forget_settings()
         got = await host.recall(agent, QUESTION, "")
         assert got["error"] is None
         assert [id(d) for d in got["memories"]] == [id(d) for d in expected["memories"]]
-        stats = host.import_plugin("helpers.recall").STATS.snapshot()
-        assert stats["totals"].get("fallback") == 1
+        stats = recall.STATS.snapshot()
+        assert stats["totals"].get("reranker_unavailable") == 1 and not stats["totals"].get("fallback")
         assert "pip install sentence-transformers" in stats["last_error"]["reason"]
 
     host.run(main())

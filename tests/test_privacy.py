@@ -153,15 +153,19 @@ def test_a_public_endpoint_is_refused_before_any_connection(network):
     assert network["connects"] == [] and network["sends"] == []
 
 
-def test_a_refused_recall_returns_exactly_the_hosts_result(host, network):
+def test_a_refused_recall_gets_the_no_server_order_and_sends_nothing(host, network):
     async def main():
         agent, memory = await _store(host, ["grafana on atlas listens on port 3000", "the garden needs water"])
-        expected = await _unwrapped(host, agent, "which port does grafana use")
+        _set_plugin(host, rerank_endpoint="")
+        expected = await host.recall(agent, "which port does grafana use", "")
+        recall = host.import_plugin("helpers.recall")
+        recall.STATS.reset()
         _set_plugin(host, rerank_endpoint=PUBLIC, rerank_private_only=True)
         got = await host.recall(agent, "which port does grafana use", "")
         assert [id(d) for d in got["memories"]] == [id(d) for d in expected["memories"]]
-        stats = host.import_plugin("helpers.recall").STATS.snapshot()
-        assert stats["totals"] == {"fallback": 1, "empty": 1}  # memories refused; no solutions stored
+        stats = recall.STATS.snapshot()
+        # memories: the reranker refused, the fused order stands; no solutions stored
+        assert stats["totals"] == {"fused": 1, "reranker_unavailable": 1, "empty": 1}
         assert "privacy guard" in stats["last_error"]["reason"]
         assert network["connects"] == [] and network["sends"] == []
 

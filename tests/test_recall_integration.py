@@ -107,9 +107,10 @@ def test_a_memory_ranked_25th_of_60_reaches_the_top_5(host):
         # An ordinary model for everything (the connection probe too), the answer scored highest.
         with start("tei19", scorer=lambda q, d: 20.0 if d == target.page_content else relevance(q, d)) as srv:
             set_plugin(host, rerank_endpoint=srv.url, rerank_candidates=40)
+            recall.STATS.reset()
             result = await host.recall(agent, QUESTION, HISTORY)
         assert result["error"] is None
-        assert result["memories"][0] is target
+        assert any(d is target for d in result["memories"])
         assert len(result["memories"]) <= 5
         stats = recall.STATS.snapshot()
         # memories reranked; the solutions search had nothing to rerank (no solutions stored)
@@ -183,8 +184,6 @@ def test_recall_is_reranked_and_returns_the_hosts_own_documents(live):
 
 def _fault_cases():
     return [
-        ("disabled", None),
-        ("unconfigured", None),
         ("server down", None),
         ("http 500", {"statuses": [500] * 50}),
         ("timeout", {"delay": 3.0}),
@@ -194,19 +193,28 @@ def _fault_cases():
     ]
 
 
+async def no_server_recall(host, agent, message, history):
+    """What the plugin returns with no reranker at all (the built-in fusion)."""
+    set_plugin(host, rerank_endpoint="")
+    return await host.recall(agent, message, history)
+
+
 @pytest.mark.parametrize("case, fault", _fault_cases(), ids=[c for c, _ in _fault_cases()])
-def test_every_failure_returns_exactly_the_unwrapped_result(live, case, fault):
+def test_a_failing_reranker_leaves_exactly_the_no_server_order(live, case, fault):
+    """A ladder, not a cliff: whatever the reranker does wrong, recall gets the fused order,
+    the very documents the no-server mode returns for the same call; nothing mutated."""
     host, agent, memory, srv = live
 
     async def main():
-        expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
-        if case == "disabled":
-            host.toggle(False)
-        elif case == "unconfigured":
-            set_plugin(host, rerank_endpoint="")
-        elif case == "server down":
-            set_plugin(host, rerank_endpoint=f"http://127.0.0.1:{free_port()}", rerank_timeout=1.0)
+        expected = await no_server_recall(host, agent, QUESTION, HISTORY)
+        host_only = await unwrapped_recall(host, agent, QUESTION, HISTORY)
+        assert ids(expected["memories"]) != ids(host_only["memories"])  # fusion did something here
+        recall = host.import_plugin("helpers.recall")
+        recall.STATS.reset()
+        if case == "server down":
+            set_plugin(host, rerank_endpoint=f"http://127.0.0.1:{free_port()}", rerank_timeout=1.0, rerank_retries=0)
         else:
+            set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=1.0, rerank_retries=0)
             srv.set_faults(**fault)
         snapshot = {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()}
         got = await host.recall(agent, QUESTION, HISTORY)
@@ -214,10 +222,46 @@ def test_every_failure_returns_exactly_the_unwrapped_result(live, case, fault):
         assert ids(got["memories"]) == ids(expected["memories"])
         assert ids(got["solutions"]) == ids(expected["solutions"])
         assert {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()} == snapshot
-        recall = host.import_plugin("helpers.recall")
         totals = recall.STATS.snapshot()["totals"]
-        if case in ("disabled", "unconfigured"):
-            assert not totals.get("fallback") and not totals.get("reranked")
+        assert totals.get("reranker_unavailable") == 2 and totals.get("fused") == 2 and not totals.get("fallback")
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("case", ["disabled", "switched off", "bad setting", "broken store", "broken embedder"])
+def test_a_failure_of_the_plugins_own_steps_returns_exactly_the_hosts_result(live, case, monkeypatch):
+    host, agent, memory, srv = live
+
+    async def main():
+        expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
+        recall = host.import_plugin("helpers.recall")
+        recall.STATS.reset()
+        if case == "disabled":
+            host.toggle(False)
+        elif case == "switched off":  # rerank_enabled: false is stock Agent Zero
+            set_plugin(host, rerank_endpoint=srv.url, rerank_enabled=False)
+        elif case == "bad setting":
+            set_plugin(host, rerank_endpoint=srv.url, rerank_candidates="many")
+        elif case == "broken store":
+            pool = host.import_plugin("helpers.pool")
+            monkeypatch.setattr(pool, "_search_rows", lambda *a: (_ for _ in ()).throw(MemoryError("faiss")))
+        else:
+            vectors = host.import_plugin("helpers.query_vectors")
+            vectors.MEMO.clear()
+
+            async def broken(db, texts):
+                raise RuntimeError("the embedder is down")
+
+            monkeypatch.setattr(vectors, "embed", broken)
+        snapshot = {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()}
+        got = await host.recall(agent, QUESTION, HISTORY)
+        assert got["error"] is None
+        assert ids(got["memories"]) == ids(expected["memories"])
+        assert ids(got["solutions"]) == ids(expected["solutions"])
+        assert {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()} == snapshot
+        totals = recall.STATS.snapshot()["totals"]
+        if case in ("disabled", "switched off"):
+            assert not totals and not [r for r in srv.requests if r.method == "POST"]
         else:
             assert totals.get("fallback") == 2  # memories and solutions: both fell back
 
@@ -237,6 +281,27 @@ def test_shadow_mode_returns_the_hosts_order_and_records_the_impact(live):
         shadow = stats["shadow"]
         assert shadow["searches"] == 2 and 0 <= shadow["mean_overlap_at_k"] <= 1
         assert {"top_changed", "promoted_from_below_cut", "mean_rank_correlation"} <= set(shadow)
+
+    asyncio.run(main())
+
+
+def test_shadow_mode_without_a_server_measures_the_fusion(live):
+    host, agent, memory, srv = live
+
+    async def main():
+        expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
+        fused = await no_server_recall(host, agent, QUESTION, HISTORY)
+        recall = host.import_plugin("helpers.recall")
+        recall.STATS.reset()
+        set_plugin(host, rerank_endpoint="", rerank_apply=False)
+        got = await host.recall(agent, QUESTION, HISTORY)
+        assert ids(got["memories"]) == ids(expected["memories"]) != ids(fused["memories"])
+        stats = recall.STATS.snapshot()
+        assert stats["totals"] == {"shadow": 2} and stats["shadow"]["searches"] == 2
+        status = host.import_plugin("helpers.status_report")
+        text = status.summary_text(status.collect(agent))
+        assert text.startswith("WORKING: built-in fusion, no reranker server; shadow mode: measured only")
+        assert "shadow: top result would change in" in text
 
     asyncio.run(main())
 
@@ -338,16 +403,19 @@ def test_cancellation_propagates_out_of_the_wrapper(live):
     asyncio.run(main())
 
 
-def _spy_searches(memory):
-    """Record every query text the wrapper sends to the vector store."""
+def _spy_searches(host, memory):
+    """Record every query text embedded for a search of the store (the host's or the
+    plugin's), in order, with the plugin's short-lived vector memo emptied first."""
+    host.import_plugin("helpers.query_vectors").MEMO.clear()
     seen = []
-    original = memory.db.asearch
+    embedder = memory.db.embedding_function
+    original = embedder.aembed_query
 
-    async def asearch(query, *args, **kwargs):
-        seen.append(query)
-        return await original(query, *args, **kwargs)
+    async def aembed_query(text):
+        seen.append(text)
+        return await original(text)
 
-    memory.db.asearch = asearch
+    embedder.aembed_query = aembed_query
     return seen
 
 
@@ -356,10 +424,11 @@ def test_recall_also_searches_with_the_message_and_a_short_tail(live):
     history = "\n".join(f"user: turn {i} about the garden and the backup schedule" for i in range(300))  # ~16k chars
 
     async def main():
-        seen = _spy_searches(memory)
+        seen = _spy_searches(host, memory)
         srv.clear()
         result = await host.recall(agent, QUESTION, history)
         assert result["error"] is None
+        assert len(seen) == len(set(seen)) == 3  # memories and solutions: each text embedded once
         searched = set(seen)
         host_queries = [q for q in searched if len(q) > 5000]
         assert host_queries, "the host's own (long) query is searched too"
@@ -378,8 +447,8 @@ def test_memory_load_searches_only_its_own_query(live):
     host, agent, memory, srv = live
 
     async def main():
-        seen = _spy_searches(memory)
+        seen = _spy_searches(host, memory)
         await host.memory_load(agent, "grafana port", limit=3, threshold=0.0)
-        assert set(seen) == {"grafana port"}
+        assert seen == ["grafana port"]
 
     asyncio.run(main())

@@ -20,7 +20,7 @@ def test_reference_plugin_defaults_are_kept():
     s = Settings.from_mapping({})
     assert (s.api, s.candidates, s.max_doc_chars) == ("auto", 20, 8000)
     assert s.instruction == "Given a web search query, retrieve relevant passages that answer the query"
-    assert not s.configured  # no endpoint: inert
+    assert not s.has_reranker  # no endpoint: the built-in fusion alone
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ export const API_KEY_PLACEHOLDER = "************";
 const HEADLINES = {
   ok: "Works",
   weak: "Works, but weakly",
+  fusion: "Built-in fusion, no reranker server",
   unreachable: "Cannot connect",
   auth: "API key refused",
   misranks: "Answers, but ranks wrongly",
@@ -33,7 +34,7 @@ const HINTS = {
   auth: "Type the key the server expects into API key (or clear it if the server needs none), then test again.",
   misranks: "Check the model id, and leave Reranker API on auto: this route answers, but its scores do not rank.",
   unsupported: "llama.cpp needs a reranker model and the --reranking flag.",
-  not_configured: "Enter the reranker server's base URL in Endpoint, or choose lexical or local as Reranker API.",
+  not_configured: "Enter the reranker server's base URL in Endpoint, or set Reranker API to auto (built-in fusion), lexical or local.",
   bad_setting: "Fix the setting named above; the fields marked in red are out of range.",
   refused: "'Private endpoints only' is on and this endpoint is outside loopback and private networks.",
   weak: "Usable, but a stronger reranker model would separate relevant memories better.",
@@ -81,14 +82,17 @@ function statusEnabled(status) {
   return yesNo(status.setting_enabled);
 }
 
+// helpers/mode.py says what the plugin is doing, in words; the panel shows them as they are.
 function statusMode(status) {
-  if (!status.mode) return "—";
-  return status.mode === "apply" ? "live (agent gets reranked memories)" : "shadow (measure only)";
+  return status.mode_text || "—";
 }
 
 function totalsText(status) {
   const t = status.stats?.totals || {};
-  return `${t.reranked || 0} reranked, ${t.shadow || 0} shadow, ${t.fallback || 0} fallbacks`;
+  const parts = [`${t.reranked || 0} reranked`, `${t.fused || 0} fused`, `${t.shadow || 0} shadow`];
+  if (t.reranker_unavailable) parts.push(`${t.reranker_unavailable} with the reranker unavailable`);
+  parts.push(`${t.fallback || 0} fallbacks to Agent Zero's order`);
+  return parts.join(", ");
 }
 
 function latencyText(status) {
@@ -242,7 +246,9 @@ const model = {
     this.test = answer;
     this.testing = false;
     const report = answer.report;
-    if (report.ok) {
+    if (report.verdict === "fusion") {
+      await toast("success", "No reranker server set: recall uses the built-in fusion of its searches.");
+    } else if (report.ok) {
       const what = report.route || report.detected_api || "the reranker";
       await toast("success", report.verdict === "weak" ? `${what} works, but ranks only weakly.` : `Works: ${what} ranks correctly.`);
     } else {

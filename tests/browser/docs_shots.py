@@ -25,8 +25,8 @@ SLOTS = {
     "settings-working-server": "working",
     "settings-failing-endpoint": "dead_endpoint",
     "settings-qwen3-template": "qwen3_template",
-    # Slots for shots still to come; until then they hold an existing one.
-    "builtin-mode": "working_light",  # the built-in mode (fusion, no server)
+    "builtin-mode": "builtin_mode",  # the built-in mode (fusion, no server)
+    # A slot for a shot still to come; until then it holds an existing one.
     "recall-line": "dead_endpoint_light",  # the recall line in the chat
 }
 

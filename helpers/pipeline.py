@@ -1,0 +1,191 @@
+"""One recall search, as stages over one value, in the order the data flows.
+
+    plan     what to search with: the host's query, the user's message, message + last turns
+    gather   the host's store searched with each text (pool.py), one batched FAISS call
+    fuse     the searches' ranked lists fused by rank (fusion.py); the pool the reranker
+             reads reaches further down the same lists than the fused order does
+    score    the reranker judges the pool, when one is configured (reranker.py)
+    policies the relevance floor, recency and diversity, when turned on (postprocess.py)
+    combine  the reranker's order merged with the fused one; the host's own first kept
+
+Each stage reads and extends a ``Search``. Only ``score`` talks to a server, and it never
+raises: a reranker that fails, times out or is switched off leaves the fused order, which
+is exactly what the plugin returns with no reranker at all. Every other stage is local
+work; if one of them fails, the wrapper (recall.py) returns the host's own result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import fusion, pool, postprocess
+from .client import Deadline
+from .errors import RerankError
+from .reranker import Scored, score_documents
+from .settings import Settings
+
+log = logging.getLogger("a0_reranker")
+
+# The reranker's own deadline (rerank_timeout) runs out first: its DeadlineExceeded counts
+# toward the breaker, and this outer guard only catches a call stuck past it.
+_TIMEOUT_GRACE_S = 0.25
+DEFAULT_SLOTS = 5  # the host's memory_recall_memories_max_result default
+
+
+@dataclass
+class Call:
+    """Who is searching: which prompt-feeding caller, for which agent, about what."""
+
+    kind: str  # recall | memory_load
+    agent: Any
+    message: str | None = None  # the user's own words (recall only), read from the caller
+    history: str | None = None  # the history the host searched with, before the message
+    slots: dict[str, int] = field(default_factory=dict)  # memories / solutions -> prompt slots
+
+
+@dataclass
+class Search:
+    """What one search knows, filled in stage by stage."""
+
+    call: Call
+    settings: Settings
+    query: str
+    limit: int
+    threshold: float
+    filter: str
+    searches: pool.Searches | None = None
+    found: pool.Found | None = None
+    fused_floor: float = 0.0  # the similarity a memory needs for a place in the fused order
+    fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_floor
+    fused_scores: list = field(default_factory=list)
+    candidates: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
+    rerank_query: str = ""
+    scored: Scored | None = None  # the reranker's scores for ``candidates``, when it answered
+    unavailable: str = ""  # why the reranker was not used, when one is configured
+    # The candidates in the reranker's order after the policies (floor, recency, diversity);
+    # without the reranker's scores, the fused order after the policies.
+    judged: list = field(default_factory=list)
+    docs: list = field(default_factory=list)  # the answer, best first, at most ``limit``
+    dropped_by_floor: int = 0
+    notes: list = field(default_factory=list)
+
+    @property
+    def slots(self) -> int:
+        """How many of the results reach the prompt: the host cuts the memories and the
+        solutions searches to its own max_result settings; memory_load shows them all."""
+        if self.call.kind != "recall":
+            return self.limit
+        area = "solutions" if "solutions" in self.filter else "memories"
+        return min(self.limit, self.call.slots.get(area, DEFAULT_SLOTS))
+
+    @property
+    def host_first(self) -> Any | None:
+        host = self.found.host_result if self.found else []
+        return host[0] if host else None
+
+
+async def run(memory: Any, search: Search) -> Search:
+    """Every stage in order. Raises only from the local stages (the wrapper falls back)."""
+    plan(search)
+    await gather(memory, search)
+    fuse(search)
+    if search.candidates:
+        await score(search)
+        policies(memory, search)
+        combine(search)
+    return search
+
+
+def plan(search: Search) -> None:
+    call, settings = search.call, search.settings
+    message = call.message if call.kind == "recall" and call.message else ""
+    search.searches = pool.Searches(
+        host=search.query,
+        message=message if settings.search_message else "",
+        followup=pool.followup_text(message, call.history or "", settings.followup_chars) if message and settings.search_followup else "",
+    )
+    search.rerank_query = pool.reranker_query(call.message, call.history, search.query, settings.max_query_chars)
+
+
+def _floor(setting: float, threshold: float) -> float:
+    """A similarity floor setting against the caller's threshold: 0 means the caller's own;
+    otherwise the lower of the two (the plugin widens the host's search, never narrows it)."""
+    return min(threshold, setting) if setting > 0 else threshold
+
+
+async def gather(memory: Any, search: Search) -> None:
+    settings = search.settings
+    search.fused_floor = _floor(settings.fusion_threshold, search.threshold)
+    # A reranker reads further down the lists than fusion trusts them; without one, the
+    # memories below the fused order's floor would be found only to be left out.
+    floor = min(search.fused_floor, _floor(settings.pool_threshold, search.threshold)) if settings.has_reranker else search.fused_floor
+    # Each search brings up to rerank_candidates memories; their union is the pool, so an
+    # extra search never crowds the host's own candidates out.
+    pool_size = max(search.limit, settings.candidates)
+    search.found = await pool.search(memory, search.searches, pool_size, floor, search.limit, search.threshold, search.filter)
+
+
+def fuse(search: Search) -> None:
+    lists, seen = [], set()
+    for hits in search.found.lists.values():
+        if id(hits) not in seen:  # roles that share a text share one list: count it once
+            seen.add(id(hits))
+            lists.append(hits)
+    fused = fusion.fuse([[d for d, x in hits if x >= search.fused_floor] for hits in lists], pool.doc_key)
+    search.fused = [doc for doc, _ in fused]
+    search.fused_scores = [s for _, s in fused]
+    in_fused = {pool.doc_key(d) for d in search.fused}
+    below = fusion.fuse([[d for d, _ in hits] for hits in lists], pool.doc_key)
+    search.candidates = search.fused + [doc for doc, _ in below if pool.doc_key(doc) not in in_fused]
+
+
+async def score(search: Search) -> None:
+    """The reranker's scores for the pool, or why there are none. Never raises, except
+    cancellation: every failure leaves the fused order standing."""
+    settings = search.settings
+    if not settings.has_reranker:
+        return
+    deadline = Deadline.after(settings.timeout)
+    try:
+        async with asyncio.timeout(settings.timeout + _TIMEOUT_GRACE_S):
+            search.scored = await score_documents(settings, search.rerank_query, [d.page_content for d in search.candidates], deadline)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        search.unavailable = unavailable_reason(exc)
+        log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable)
+
+
+def policies(memory: Any, search: Search) -> None:
+    """The floor, recency and diversity on the reranker's order, or on the fused one."""
+    similarities = lambda docs: pool.similarity_matrix(memory, docs)  # noqa: E731
+    if search.scored is not None:
+        outcome = postprocess.order(search.settings, search.candidates, search.scored.scores, search.scored.scale,
+                                    search.scored.verdict, similarities=similarities)
+    else:
+        outcome = postprocess.order(search.settings, search.fused, search.fused_scores, "fused", None,
+                                    similarities=similarities, floors=False)
+    search.judged, search.dropped_by_floor = outcome.docs, outcome.dropped_by_floor
+    search.notes += outcome.notes
+
+
+def combine(search: Search) -> None:
+    docs = search.judged
+    if search.scored is not None and docs:
+        kept = {pool.doc_key(d) for d in docs}  # the floor's verdict holds for both
+        docs = fusion.combine([d for d in search.fused if pool.doc_key(d) in kept], docs, pool.doc_key)
+    first = search.host_first
+    if first is not None and docs:
+        docs = fusion.keep_first(docs, first, search.slots, pool.doc_key)
+    search.docs = docs[: search.limit]
+
+
+def unavailable_reason(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "timeout: no answer within rerank_timeout"
+    if isinstance(exc, RerankError):
+        return f"{type(exc).__name__}: {exc}"
+    return f"unexpected {type(exc).__name__}: {str(exc)[:200]}"
