@@ -1,0 +1,89 @@
+"""The rerankers the relevance bench judges the plugin with, from perfect to weak.
+
+- ``oracle``: knows the labels (the ceiling: what a perfect reranker could do with a pool).
+- ``noisy-σ``: the oracle with Gaussian noise of σ on its logit: relevant memories score
+  +2, others -2, before the noise, so σ 2 misorders ~8 % of relevant/irrelevant pairs and
+  σ 4 ~24 %. Deterministic per (query, memory).
+- ``minilm``: all-MiniLM-L6-v2 — the host's own default embedder — scoring the cosine of
+  query and memory, served as a ``/v1/rerank`` server (llama.cpp's wire, raw scores): the
+  kind of weak "reranker" a user gets by pointing the plugin at an embedding model.
+- ``lexical``: the plugin's built-in BM25 (no server).
+
+Every one of them answers the connection probe like an ordinary model, so the plugin's
+detection accepts it the way it would accept a real server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import threading
+from typing import Callable
+
+PROBE_MARGIN = 6.0  # the oracle's logit for "relevant"
+
+
+class Oracle:
+    """Scores the memories labelled relevant to the question being asked above the rest.
+    It recognises the question by its message at the start of the reranker's query."""
+
+    def __init__(self, questions: list[dict], memories: list[dict]):
+        self.by_message = sorted(((q["message"].strip(), set(q["relevant"])) for q in questions), key=lambda p: -len(p[0]))
+        self.id_by_text = {m["text"].strip(): m["id"] for m in memories}
+
+    def label(self, query: str, document: str) -> bool | None:
+        """True/False for a corpus question, None for anything else (the probe)."""
+        relevant = next((ids for message, ids in self.by_message if query.strip().startswith(message)), None)
+        if relevant is None:
+            return None
+        return self.id_by_text.get(document.strip()) in relevant
+
+    def __call__(self, query: str, document: str) -> float:
+        label = self.label(query, document)
+        if label is None:
+            return _ordinary(query, document)
+        return PROBE_MARGIN if label else -PROBE_MARGIN
+
+
+class NoisyOracle:
+    def __init__(self, oracle: Oracle, sigma: float):
+        self.oracle, self.sigma = oracle, sigma
+
+    def __call__(self, query: str, document: str) -> float:
+        label = self.oracle.label(query, document)
+        if label is None:
+            return _ordinary(query, document)
+        seed = hashlib.blake2b(f"{self.sigma}|{query}|{document}".encode(), digest_size=8).digest()
+        noise = random.Random(seed).gauss(0.0, self.sigma)
+        return (2.0 if label else -2.0) + noise
+
+
+class MiniLMCosine:
+    """cos(query, memory) with all-MiniLM-L6-v2; memory vectors memoised (a pool repeats)."""
+
+    def __init__(self, encode: Callable[[list[str]], list[list[float]]]):
+        self.encode = encode
+        self._memo: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def _vector(self, text: str) -> list[float]:
+        with self._lock:
+            hit = self._memo.get(text)
+        if hit is None:
+            hit = self.encode([text])[0]
+            with self._lock:
+                self._memo[text] = hit
+        return hit
+
+    def __call__(self, query: str, document: str) -> float:
+        a, b = self._vector(query), self._vector(document)
+        dot = sum(x * y for x, y in zip(a, b))
+        norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b)) or 1.0
+        return dot / norm
+
+
+def _ordinary(query: str, document: str) -> float:
+    from tests.servers.scoring import relevance
+
+    return relevance(query, document)
