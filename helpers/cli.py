@@ -179,7 +179,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print(f"{'OK' if report.get('ok') else 'NOT USABLE'}: {report.get('reason')}")
         if report.get("route"):
             print(f"route: {report['route']}  api: {report.get('detected_api')}  scale: {report.get('scale')}  batch limit: {report.get('batch_limit') or '-'}")
-        rows = [(a["route"], a["verdict"], a["status"] or "-", f"{a['latency_ms']:.0f} ms", a["reason"][:80]) for a in report.get("attempts", [])]
+        # Reasons in full: the sentence that matters (the models a server serves) may come late.
+        rows = [(a["route"], a["verdict"], a["status"] or "-", f"{a['latency_ms']:.0f} ms", a["reason"]) for a in report.get("attempts", [])]
         if rows:
             print()
             print(_table(rows, ("route tried", "verdict", "http", "latency", "reason")))

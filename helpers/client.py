@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
-import re
 import threading
 import time
 import weakref
@@ -18,7 +17,7 @@ from typing import Any, Sequence
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception
 
-from . import qwen3
+from . import qwen3, server_errors
 from .errors import BatchTooLarge, DeadlineExceeded, RerankError, ServerError, TransportError
 from .settings import Settings
 from .wire import Route, split_endpoint
@@ -28,7 +27,6 @@ from .wire._parse import decode_json
 _BACKOFF = {"scale": 1.0}
 _MAX_BACKOFF_S = 2.0
 
-_BATCH_LIMIT_RE = re.compile(r"maximum allowed batch size\D{0,8}(\d+)", re.IGNORECASE)
 # The batch limit a server taught us, per base URL + path, so later calls split right away.
 _learned_batch: dict[str, int] = {}
 _learned_lock = threading.Lock()
@@ -124,20 +122,6 @@ def _retry_after(response: httpx.Response) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
-def _error_message(response: httpx.Response) -> str:
-    try:
-        payload = response.json()
-    except ValueError:
-        text = response.text.strip()
-        return "(empty body)" if not text else ("an HTML page" if text.startswith("<") else text[:300])
-    if isinstance(payload, dict):
-        error = payload.get("error", payload.get("detail", payload.get("message", payload)))
-        if isinstance(error, dict):
-            error = error.get("message", error)
-        return str(error)[:300]
-    return str(payload)[:300]
-
-
 async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline: Deadline) -> Any:
     """One POST; returns the decoded JSON or raises a typed ``RerankError``."""
     remaining = deadline.remaining()
@@ -157,11 +141,12 @@ async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline
     if 300 <= response.status_code < 400:
         raise ServerError(response.status_code, "redirected; not followed while rerank_private_only is on")
     if response.status_code >= 400:
-        message = scrub(_error_message(response), settings)
-        match = _BATCH_LIMIT_RE.search(message)
-        if match and response.status_code in (413, 422, 400):
-            raise BatchTooLarge(response.status_code, message, int(match.group(1)))
-        raise ServerError(response.status_code, message, retry_after=_retry_after(response))
+        answer = server_errors.read(response.text)
+        message = scrub(answer.message, settings)
+        if answer.batch_limit and response.status_code in (413, 422, 400):
+            raise BatchTooLarge(response.status_code, message, answer.batch_limit)
+        models = tuple(scrub(name, settings) for name in answer.models)
+        raise ServerError(response.status_code, message, retry_after=_retry_after(response), models=models)
     return decode_json(response.content, response.headers.get("content-type", ""))
 
 
@@ -244,7 +229,9 @@ async def score(
     base, _ = split_endpoint(settings.endpoint)
     url = base + route.path
     query, texts = prepare_texts(route, query, documents, settings)
-    limit = settings.batch_size or learned_batch_limit(url) or batch_limit or len(texts)
+    # The smallest cap anyone knows: the user's, one the server taught us, one it published.
+    known = [n for n in (settings.batch_size, learned_batch_limit(url), batch_limit) if n]
+    limit = min(known) if known else len(texts)
     try:
         async with asyncio.timeout(max(0.0, deadline.remaining())):
             while True:

@@ -75,6 +75,7 @@ class Attempt:
     status: int | None = None
     scores: dict[str, float] = field(default_factory=dict)
     latency_ms: float = 0.0
+    models: tuple[str, ...] = ()  # the model names the server listed in its error
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -103,7 +104,7 @@ class Verdict:
 @dataclass
 class ProbeReport:
     ok: bool
-    verdict: str  # ok | weak | fusion | misranks | unreachable | auth | unsupported | error | not_configured | refused
+    verdict: str  # ok | weak | fusion | misranks | unreachable | auth | model | unsupported | error | not_configured | refused
     reason: str
     endpoint: str = ""
     model: str = ""
@@ -114,6 +115,7 @@ class ProbeReport:
     batch_limit: int | None = None
     notes: list[str] = field(default_factory=list)
     result: Verdict | None = None
+    served_models: tuple[str, ...] = ()  # what the server said it serves, when it had to be named
 
     def as_dict(self) -> dict[str, Any]:
         """What Test connection, the status tool and the CLI show. Never holds the key."""
@@ -136,6 +138,7 @@ class ProbeReport:
             "latency_ms": round(self.latency_ms, 1),
             "attempts": [a.as_dict() for a in self.attempts],
             "notes": list(self.notes),
+            "served_models": list(self.served_models),
         }
 
 
@@ -252,7 +255,7 @@ async def _try_route(settings: Settings, route: Route, deadline: client.Deadline
             if any(abs(a - b) > SWAP_TOLERANCE * max(1.0, abs(a)) for a, b in zip((rel, near, irr), swapped[::-1])):
                 attempt.verdict, attempt.reason = "fail", "scores follow the position, not the document"
     except ServerError as exc:
-        attempt.status, attempt.reason = exc.status, str(exc)
+        attempt.status, attempt.reason, attempt.models = exc.status, str(exc), exc.models
     except TransportError as exc:
         attempt.reason = f"cannot connect: {exc}"
     except DeadlineExceeded as exc:
@@ -297,6 +300,14 @@ def _explain_failure(report: ProbeReport) -> None:
     elif statuses & {401, 403}:
         report.verdict = "auth"
         report.reason = "the server refused the API key (HTTP 401/403): check 'rerank_api_key'"
+    elif any(a.models for a in attempts):
+        named = next(a for a in attempts if a.models)
+        report.verdict, report.served_models = "model", named.models
+        wanted = f"has no model '{report.model}'" if report.model else "serves several models and needs one named"
+        report.reason = (
+            f"the server {wanted}: set 'rerank_model' to one of {', '.join(named.models)} "
+            f"(HTTP {named.status} from {named.route.describe()})"
+        )
     elif any(a.verdict in ("fail",) for a in attempts):
         bad = next(a for a in attempts if a.verdict == "fail")
         report.verdict, report.reason = "misranks", f"the endpoint answers but does not rank correctly: {bad.route.describe()}: {bad.reason}"

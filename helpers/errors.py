@@ -16,13 +16,15 @@ class MalformedResponse(RerankError):
 
 
 class ServerError(RerankError):
-    """A non-2xx answer (or an ``error`` body on a 2xx). ``status`` is the HTTP status."""
+    """A non-2xx answer (or an ``error`` body on a 2xx). ``status`` is the HTTP status;
+    ``models`` the model names the server said it serves, when it listed them."""
 
-    def __init__(self, status: int, message: str, *, retry_after: float | None = None):
+    def __init__(self, status: int, message: str, *, retry_after: float | None = None, models: tuple[str, ...] = ()):
         super().__init__(f"HTTP {status}: {message}")
         self.status = status
         self.message = message
         self.retry_after = retry_after
+        self.models = models
 
     @property
     def retryable(self) -> bool:  # type: ignore[override]
@@ -30,7 +32,8 @@ class ServerError(RerankError):
 
 
 class BatchTooLarge(ServerError):
-    """TEI-style "batch size N > maximum allowed batch size M": split and send again."""
+    """The server named how many documents one request may carry ("maximum allowed batch
+    size M" from TEI, "at most M items" from pydantic servers): split and send again."""
 
     def __init__(self, status: int, message: str, limit: int):
         super().__init__(status, message)

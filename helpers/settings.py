@@ -76,7 +76,9 @@ LIMITS: dict[str, Limit] = {
     "rerank_timeout": Limit("float", 0.5, 120),
     "rerank_candidates": Limit("int", 1, 500),
     "rerank_instruction": Limit("str"),
-    "rerank_max_doc_chars": Limit("int", 100, 200_000),
+    # At most what every server accepts: Infinity refuses any one document (or query) over
+    # 8192 * 15 characters, failing the whole call; a cross-encoder reads far less anyway.
+    "rerank_max_doc_chars": Limit("int", 100, 122_880),
     "rerank_max_query_chars": Limit("int", 50, 50_000),
     "rerank_pool_threshold": Limit("float", 0, 1),
     "rerank_fusion_threshold": Limit("float", 0, 1),

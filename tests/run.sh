@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh clone with only Python >= 3.11:
 #   bash tests/run.sh            (extra arguments go to pytest)
-# Builds .venv with the pinned test dependencies, makes sure headless Chromium and the
-# host's Alpine.js are there for the browser test, then runs pytest.
+# Builds .venv with the pinned test dependencies and .venv-infinity with the real Infinity
+# server, makes sure headless Chromium and the host's Alpine.js are there for the browser
+# test, then runs pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,22 @@ if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt
+
+# The real-server lane (tests/real/): Infinity in a virtual environment of its own, since its
+# transformers and sentence-transformers pins are not Agent Zero's. Rebuilt when its
+# requirements change; a failed build is said here and fails those tests, never skips them
+# (A0RR_REAL_SERVERS=skip leaves the lane out on purpose).
+infinity_requirements=tests/real/requirements-infinity.txt
+if [ "${A0RR_REAL_SERVERS:-}" != skip ] && ! cmp -s "$infinity_requirements" .venv-infinity/requirements.built; then
+    echo "building .venv-infinity for the real-server tests (tests/real/)" >&2
+    rm -rf .venv-infinity
+    if "$python" -m venv .venv-infinity &&
+        .venv-infinity/bin/python -m pip install -q --disable-pip-version-check -r "$infinity_requirements"; then
+        cp "$infinity_requirements" .venv-infinity/requirements.built
+    else
+        echo "FAILED to build .venv-infinity: the tests in tests/real/ will fail" >&2
+    fi
+fi
 
 if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then

@@ -318,6 +318,23 @@ def test_wrong_typed_key_then_right_one(panel, servers):
     panel.assert_no_stored_key()
 
 
+def test_several_models_none_set(panel):
+    """One Infinity serving two models: the verdict names them, so the user can pick one."""
+    with start_server("infinity", models=("/srv/models/bge-reranker", "/srv/models/bge-small")) as infinity:
+        panel.field("rerank_endpoint").fill(infinity.url)
+        verdict = panel.run_test()
+        expect(verdict).to_contain_text("✗")
+        expect(verdict).to_contain_text("Choose a model")
+        reason = panel.page.get_by_test_id("verdict-reason")
+        expect(reason).to_contain_text("set 'rerank_model' to one of models/bge-reranker, models/bge-small")
+        expect(panel.page.get_by_test_id("verdict-hint")).to_contain_text("model names above")
+        panel.shot("several_models")
+
+        panel.field("rerank_model").fill("models/bge-reranker")
+        expect(panel.run_test()).to_contain_text("✓")
+    panel.assert_no_stored_key()
+
+
 # --- the rest of the panel ---------------------------------------------------------------------
 
 def test_button_says_testing_while_it_runs(panel, servers):

@@ -363,6 +363,33 @@ def test_infinity_validation_and_auth(http):
         assert http.get(srv.url + "/health").status_code == 200
 
 
+def test_infinity_serves_several_models_under_names_from_their_paths(http):
+    with start("infinity", models=("/srv/models/rerank-a", "rerank-b")) as srv:
+        url = srv.url + "/rerank"
+        assert [m["id"] for m in http.get(srv.url + "/models").json()["data"]] == ["models/rerank-a", "rerank-b"]
+        for body in ({"query": QUERY, "documents": DOCS}, {"query": QUERY, "documents": DOCS, "model": "rerank-a"}):
+            r = http.post(url, json=body)
+            assert r.status_code == 400
+            named = body.get("model", "default/not-specified")
+            assert r.json() == {"error": {"message": f"Invalid model: Engine for model name `{named}` not found. Available model names are ['models/rerank-a', 'rerank-b']", "type": None, "param": None, "code": 400}}
+        assert http.post(url, json={"query": QUERY, "documents": DOCS, "model": "rerank-b"}).json()["model"] == "rerank-b"
+        assert http.post(url, json={"query": QUERY, "documents": []}).status_code == 422  # the body before the model
+    with start("infinity", model="/srv/models/only-one") as srv:  # one model: any name reaches it
+        assert http.post(srv.url + "/rerank", json={"query": QUERY, "documents": DOCS, "model": "x"}).json()["model"] == "models/only-one"
+
+
+def test_infinity_cuts_a_pair_to_the_token_limit_and_counts_characters(http):
+    with start("infinity", max_length=32) as srv:  # 29 tokens for query and document
+        buried = "filler " * 20 + PARIS  # the answer past the limit: 7 + 30 tokens
+        body = http.post(srv.url + "/rerank", json={"query": f"  {QUERY} ", "documents": [PARIS, buried]}).json()
+        scores = {r["index"]: r["relevance_score"] for r in body["results"]}
+        assert scores[0] == pytest.approx(probability(QUERY, PARIS))
+        assert scores[1] == pytest.approx(probability(QUERY, "filler " * 20 + "Paris is")) and scores[1] < 0.01
+        assert body["usage"]["prompt_tokens"] == 2 * len(QUERY) + len(PARIS) + len(buried)
+        too_long = http.post(srv.url + "/rerank", json={"query": QUERY, "documents": ["a" * 122_881]}).json()["detail"][0]
+        assert (too_long["type"], too_long["loc"]) == ("string_too_long", ["body", "documents", 0])
+
+
 # -- llama.cpp ---------------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ const HEADLINES = {
   fusion: "Built-in fusion, no reranker server",
   unreachable: "Cannot connect",
   auth: "API key refused",
+  model: "Choose a model",
   misranks: "Answers, but ranks wrongly",
   unsupported: "Server cannot rerank",
   not_configured: "Nothing to test",
@@ -32,6 +33,7 @@ const HEADLINES = {
 const HINTS = {
   unreachable: "Check the URL and port, and that the server is running. Inside Docker, 127.0.0.1 is the Agent Zero container itself: use host.docker.internal or the server's address.",
   auth: "Type the key the server expects into API key (or clear it if the server needs none), then test again.",
+  model: "Type one of the model names above into Model, then test again.",
   misranks: "Check the model id, and leave Reranker API on auto: this route answers, but its scores do not rank.",
   unsupported: "llama.cpp needs a reranker model and the --reranking flag.",
   not_configured: "Enter the reranker server's base URL in Endpoint, or set Reranker API to auto (built-in fusion), lexical or local.",

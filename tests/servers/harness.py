@@ -248,7 +248,7 @@ def start(kind: str, **options) -> ServerHandle:
     Common options: api_key, model, scorer (callable(query, doc) -> relevance in
     logit units, replacing the lexical model), latency (seconds per scoring call).
     Kind-specific: max_client_batch_size, max_concurrent_texts, max_input_length,
-    payload_limit (TEI); max_model_len (vLLM); url_prefix, max_client_batch_size
-    (Infinity).
+    payload_limit (TEI); max_model_len (vLLM); url_prefix, max_client_batch_size,
+    models (several model ids), max_length (tokens per pair) (Infinity).
     """
     return ServerHandle(kind, make_backend(kind, **options))
