@@ -10,7 +10,7 @@ plugin adds with the host's own search time. ``threshold 0`` is the worst case f
 plugin: every memory passes the similarity floor, so each of its searches reads on until
 its pool is full instead of stopping where relevance falls off.
 
-The real-embedder row: the relevance corpus (185 memories) embedded with all-MiniLM-L6-v2
+The real-embedder row: the relevance corpus (191 memories) embedded with all-MiniLM-L6-v2
 through the host's own wrapper, a corpus question with its conversation recorded the host's
 way, an instant reranker server; the whole recall with the plugin against without.
 """
@@ -174,7 +174,7 @@ async def real_embedder(repeats: int = 10) -> list[Row]:
 
             ours, theirs = await paired_ms(on, off, repeats, warmup=2)
             rows.append(ratio_row("cost", f"whole recall, all-MiniLM-L6-v2 embedder, {label}, vs the host alone",
-                                  ours, theirs, "<= 1.5x", 1.5, "185 memories, a 3-7k character conversation"))
+                                  ours, theirs, "<= 1.5x", 1.5, "191 memories, a 3-7k character conversation"))
         return rows
 
 
