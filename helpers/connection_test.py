@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import detect, reranker
+from . import reranker, verdicts
 from .settings import API_KEY_PLACEHOLDER, LIMITS, coerce
 
 
@@ -28,7 +28,7 @@ def unsaved_keys(form: Mapping[str, Any], saved: Mapping[str, Any]) -> list[str]
 
 async def run(form: Mapping[str, Any] | None) -> dict[str, Any]:
     if not isinstance(form, Mapping):
-        return {"ok": False, "report": detect.failed_report("bad_setting", "no settings were sent"), "unsaved": [], "note": ""}
+        return {"ok": False, "report": verdicts.failed_report("bad_setting", "no settings were sent"), "unsaved": [], "note": ""}
     report = await reranker.aprobe(dict(form))
     unsaved = unsaved_keys(form, reranker.configured_mapping(None))
     return {

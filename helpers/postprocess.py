@@ -67,8 +67,8 @@ def relative_cut(settings: Settings, verdict: Any) -> float | None:
     It is placed between the probe's irrelevant and relevant scores *after* normalising
     them, not on the raw scale: the same model served with sigmoid outputs (TEI, Infinity)
     and with raw logits (llama.cpp, TEI raw_scores) then keeps the same memories."""
-    if settings.relative_floor <= 0 or verdict is None:
-        return None
+    if settings.relative_floor <= 0 or verdict is None or verdict.scale in ("bm25", "fused"):
+        return None  # off, unprobed, or a scale relative to each pool: the probe's pool calibrates nothing
     relevant, irrelevant = normalise([verdict.relevant, verdict.irrelevant], verdict.scale)
     if relevant <= irrelevant:  # a probe that ranked wrongly calibrates nothing
         return None

@@ -130,7 +130,9 @@ def is_private_host(host: str) -> bool:
 
 
 def _guarded_host(settings: Settings) -> str | None:
-    if not settings.private_only or settings.api in ("lexical", "local") or not settings.endpoint:
+    """The host to check; None when nothing is to be checked. Callers ask only for a scorer
+    that sends text away (helpers/scorers/: ``sends_text``)."""
+    if not settings.private_only or not settings.endpoint:
         return None
     try:
         return urlsplit(settings.endpoint).hostname or ""
@@ -185,10 +187,11 @@ def forget() -> None:
         _resolved.clear()
 
 
-def notes(settings: Settings) -> list[str]:
-    """What the probe report says about the guard."""
+def notes(settings: Settings, sends_text: bool) -> list[str]:
+    """What the probe report says about the guard, for a scorer that does or does not send
+    memory text away."""
     out = []
-    remote = settings.api not in ("lexical", "local")
+    remote = sends_text
     if settings.private_only:
         out.append(
             "privacy guard: only loopback and private-network endpoints are allowed"

@@ -290,14 +290,15 @@ def _ms(started: float) -> float:
 
 
 def warm_up() -> None:
-    """At start: load the in-process cross-encoder in the background when it is selected."""
+    """At start: let the scorer load what its first recall would wait for (the in-process
+    cross-encoder), in the background, and probe it."""
     try:
+        from . import detect, scorers
         from .reranker import load_settings
 
         settings = load_settings(None)
-        if settings.enabled and settings.api == "local":
-            from . import local
-
-            local.warm_in_background(settings)
+        scorer = scorers.for_settings(settings)
+        if settings.enabled and scorer is not None and scorer.needs_warm_up:
+            detect.warm_in_background(settings)
     except Exception as exc:
         log.info("a0_reranker: warm-up skipped: %s", exc)

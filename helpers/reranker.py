@@ -20,11 +20,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from . import client, detect, lexical, lifecycle, mode, privacy
+from . import client, detect, lifecycle, mode, privacy, scorers
 from .breaker import BREAKER
 from .cache import CACHE
 from .errors import BreakerOpen, NotConfigured, Refused, RerankError
 from .settings import API_KEY_ENV, Settings, SettingsError, default_mapping
+from .verdicts import Verdict, failed_report
 
 log = logging.getLogger("a0_reranker")
 PLUGIN_NAME = "a0_reranker"
@@ -79,7 +80,7 @@ class Scored:
 
     scores: list[float]
     scale: str
-    verdict: detect.Verdict | None
+    verdict: Verdict | None
 
 
 def _breaker_key(settings: Settings) -> str:
@@ -97,52 +98,49 @@ def skipped_now(settings: Settings) -> BreakerOpen | None:
 
 
 async def score_documents(settings: Settings, query: str, documents: Sequence[str], deadline: client.Deadline | None = None) -> Scored:
-    """Scores for ``documents`` in input order. Raises ``RerankError``; callers fall back."""
+    """Scores for ``documents`` in input order, by the settings' scorer, with what that
+    scorer declares it needs around it. Raises ``RerankError``; callers fall back."""
     deadline = deadline or client.Deadline.after(settings.timeout)
-    if settings.api == "lexical":
-        return Scored(lexical.bm25_scores(query, documents), "bm25", None)
-    if settings.api == "local":
-        from . import local
-
-        # The probe (once per model) gives the scale and the floor's calibration, and keeps
-        # a model that ranks the probe wrongly out of recall, as for a server.
-        verdict = await detect.resolve(settings, deadline)
-        scores = await local.score(settings, query, documents, max(0.0, deadline.remaining()))
-        return Scored(scores, verdict.scale, verdict)
-    if not settings.endpoint:
-        raise NotConfigured("no endpoint set (setting 'rerank_endpoint')")
-    refusal = await privacy.check(settings)
-    if refusal:
-        raise Refused(refusal)
-    if settings.redact:
-        query, documents = privacy.redact(query), [privacy.redact(d) for d in documents]
-    # Scores already paid for need neither the server nor the breaker's permission.
+    scorer = scorers.for_settings(settings)
+    if scorer is None:
+        raise NotConfigured("no reranker: no endpoint set (setting 'rerank_endpoint')")
+    if scorer.sends_text:
+        refusal = await privacy.check(settings)
+        if refusal:
+            raise Refused(refusal)
+        if settings.redact:
+            query, documents = privacy.redact(query), [privacy.redact(d) for d in documents]
+    # Scores already paid for need neither the scorer nor the breaker's permission.
     verdict = detect.cached(settings)
-    hits = _cache_lookup(settings, verdict, query, documents) if verdict else None
+    hits = _cache_lookup(settings, verdict, query, documents) if verdict and scorer.caches_scores else None
     if hits is not None and all(s is not None for s in hits[1]):
         return Scored(hits[1], verdict.scale, verdict)  # type: ignore[union-attr, arg-type]
     key = _breaker_key(settings)
-    if not BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown):
+    if scorer.may_go_down and not BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown):
         raise _skipped(settings)
     try:
+        # The probe (once per endpoint or model) gives the scale and the floor's calibration,
+        # and keeps a scorer that ranks the probe wrongly out of recall.
         fresh_verdict = await detect.resolve(settings, deadline)
-        if fresh_verdict is not verdict:  # a new probe: earlier lookups named another route
+        if scorer.caches_scores and fresh_verdict is not verdict:  # a new probe: earlier lookups named another route
             hits = _cache_lookup(settings, fresh_verdict, query, documents)
-        scores = await _score_missing(settings, fresh_verdict, query, documents, deadline, hits)
+        scores = await _score_missing(scorer, settings, fresh_verdict, query, documents, deadline, hits)
     except asyncio.CancelledError:
         raise
     except BaseException:
-        # The endpoint may have changed (a restart with another model, a new version):
-        # probe again once it recovers, and count the failure toward the breaker.
-        detect.forget(settings)
-        if BREAKER.record_failure(key, settings.breaker_failures, settings.breaker_cooldown):
-            log.warning("a0_reranker: %s failing; circuit breaker open for %g s", settings.endpoint, settings.breaker_cooldown)
+        if scorer.may_go_down:
+            # The endpoint may have changed (a restart with another model, a new version):
+            # probe again once it recovers, and count the failure toward the breaker.
+            detect.forget(settings)
+            if BREAKER.record_failure(key, settings.breaker_failures, settings.breaker_cooldown):
+                log.warning("a0_reranker: %s failing; circuit breaker open for %g s", settings.endpoint, settings.breaker_cooldown)
         raise
-    BREAKER.record_success(key)
+    if scorer.may_go_down:
+        BREAKER.record_success(key)
     return Scored(scores, fresh_verdict.scale, fresh_verdict)
 
 
-def _cache_lookup(settings: Settings, verdict: detect.Verdict, query: str, documents: Sequence[str]):
+def _cache_lookup(settings: Settings, verdict: Verdict, query: str, documents: Sequence[str]):
     """(keys, cached scores or None per document), or None when the cache is off."""
     if not settings.cache:
         return None
@@ -150,13 +148,13 @@ def _cache_lookup(settings: Settings, verdict: detect.Verdict, query: str, docum
     return keys, CACHE.lookup(keys)
 
 
-async def _score_missing(settings: Settings, verdict: detect.Verdict, query: str, documents: Sequence[str], deadline, hits) -> list[float]:
-    """Ask the server only for the documents the cache does not hold; remember its answer."""
+async def _score_missing(scorer, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline, hits) -> list[float]:
+    """Ask the scorer only for the documents the cache does not hold; remember its answer."""
     if hits is None:
-        return await client.score(settings, verdict.route, query, documents, deadline, batch_limit=verdict.batch_limit)
+        return await scorer.score(settings, verdict, query, documents, deadline)
     keys, known = hits
     missing = [i for i, s in enumerate(known) if s is None]
-    fresh = await client.score(settings, verdict.route, query, [documents[i] for i in missing], deadline, batch_limit=verdict.batch_limit)
+    fresh = await scorer.score(settings, verdict, query, [documents[i] for i in missing], deadline)
     CACHE.store([keys[i] for i in missing], fresh, settings.cache_ttl, settings.cache_entries)
     answers = iter(fresh)
     return [next(answers) if s is None else s for s in known]
@@ -263,18 +261,16 @@ async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     try:
         settings = load_settings(config)
     except SettingsError as exc:
-        return {**detect.failed_report("bad_setting", str(exc)), "setting": exc.key}
-    refusal = await privacy.check(settings)
+        return {**failed_report("bad_setting", str(exc)), "setting": exc.key}
+    scorer = scorers.for_settings(settings)
+    sends_text = scorer is not None and scorer.sends_text
+    refusal = await privacy.check(settings) if sends_text else ""
     if refusal:
-        return detect.failed_report("refused", refusal, settings.endpoint, privacy.notes(settings))
+        return failed_report("refused", refusal, settings.endpoint, privacy.notes(settings, sends_text))
     detect.forget(settings)
-    if settings.api == "local":
-        from . import local
-
-        local.loading(settings, retry=True)  # Test connection tries a failed load again at once
-    report = await detect.probe(settings)
+    report = await detect.probe(settings, fresh=True)
     out = report.as_dict()
-    out["notes"] += privacy.notes(settings)
+    out["notes"] += privacy.notes(settings, sends_text)
     out["mode_text"] = mode.describe(settings, out.get("route"))
     return out
 
@@ -284,7 +280,7 @@ def probe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
         timeout = load_settings(config).timeout + 1.0
     except Exception:
         timeout = 10.0
-    fail = detect.failed_report("error", "the probe did not finish in time")
+    fail = failed_report("error", "the probe did not finish in time")
     return _run_sync(lambda: aprobe(config), timeout, fail)
 
 

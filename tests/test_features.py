@@ -410,7 +410,7 @@ def test_mmr_with_lambda_one_is_relevance_order_and_with_identical_documents_spr
 
 
 def test_relative_floor_ignores_a_probe_that_ranked_wrongly():
-    from helpers.detect import Verdict
+    from helpers.verdicts import Verdict
     from helpers.postprocess import relative_cut
     from helpers.settings import Settings
 

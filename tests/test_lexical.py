@@ -1,4 +1,4 @@
-from helpers import detect, lexical
+from helpers import lexical, verdicts
 
 
 def test_bm25_ranks_shared_rare_words_first():
@@ -8,7 +8,7 @@ def test_bm25_ranks_shared_rare_words_first():
 
 
 def test_bm25_passes_the_correctness_probe_honestly():
-    rel, near, irr = lexical.bm25_scores(detect.PROBE_QUERY, detect.PROBE_DOCS)
+    rel, near, irr = lexical.bm25_scores(verdicts.PROBE_QUERY, verdicts.PROBE_DOCS)
     assert rel > near > irr == 0.0
 
 

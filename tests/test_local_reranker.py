@@ -91,7 +91,7 @@ def local_config(path, **more):
 @pytest.fixture
 def fresh_local():
     """The plugin's loaded models (as unit tests import it) dropped before and after."""
-    from helpers import local
+    from helpers.scorers import local
 
     local.forget()
     yield local

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import pytest
 
-from helpers import client, connection_test, detect, reranker, status_report
+from helpers import client, connection_test, detect, reranker, status_report, verdicts
 from helpers.wire import split_endpoint
 from tests.real.train_tiny_reranker import QUESTIONS, memories
 
@@ -57,7 +57,7 @@ def detects_the_route_and_the_scale(t: Target) -> dict:
     assert report["ok"] and report["verdict"] == "ok", report["reason"]
     assert (report["route"], report["scale"]) == (f"rerank {t.path}", "probability")
     probe = [report["relevant_score"], report["near_miss_score"], report["irrelevant_score"]]
-    assert probe == pytest.approx(t.expected(detect.PROBE_QUERY, detect.PROBE_DOCS), abs=TOLERANCE)
+    assert probe == pytest.approx(t.expected(verdicts.PROBE_QUERY, verdicts.PROBE_DOCS), abs=TOLERANCE)
     return report
 
 

@@ -1,4 +1,4 @@
-"""``rerank_api: local``: an in-process cross-encoder through sentence-transformers.
+"""``rerank_api: local``: an in-process cross-encoder through sentence-transformers (a scorer).
 
 Optional: sentence-transformers ships inside Agent Zero, but not with this plugin. Without
 it, or without the model, the probe report says so and recall keeps the fused order.
@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import lifecycle
-from .errors import DeadlineExceeded, NotConfigured
-from .settings import Settings
+from .. import lifecycle
+from ..client import Deadline
+from ..errors import DeadlineExceeded, NotConfigured
+from ..settings import Settings
+from ..verdicts import PROBE_DOCS, PROBE_QUERY, ProbeReport, Verdict, judge
 
 INSTALL_HINT = "install it with: pip install sentence-transformers (Agent Zero already ships it)"
 RETRY_FAILED_LOAD_S = 60.0
@@ -207,33 +209,13 @@ async def score(settings: Settings, query: str, documents: Sequence[str], timeou
         raise DeadlineExceeded(f"the local model did not score {len(documents)} documents within the timeout") from None
 
 
-def warm_in_background(settings: Settings) -> threading.Thread:
-    """At start: load the model and run the probe in a daemon thread, so the first recall
-    finds the model ready and its verdict cached."""
-
-    def warm() -> None:
-        from . import detect
-
-        try:
-            load_model(settings)  # however long it takes: nobody is waiting on it
-            asyncio.run(detect.probe(settings))
-        except Exception:  # the probe reports; a warm-up never raises
-            pass
-
-    thread = threading.Thread(target=warm, name="a0_reranker-warm", daemon=True)
-    thread.start()
-    return thread
-
-
-async def probe_into(settings: Settings, report: Any) -> None:
-    """Fill a ``detect.ProbeReport`` for the local reranker (loading the model if needed)."""
-    from . import detect
-
+async def probe_into(settings: Settings, report: ProbeReport) -> None:
+    """Fill the probe report for the local reranker (loading the model if needed)."""
     report.model = settings.local_model
     started = time.monotonic()
     try:
         loaded = await model(settings, settings.timeout)
-        rel, near, irr = await score(settings, detect.PROBE_QUERY, list(detect.PROBE_DOCS), settings.timeout)
+        rel, near, irr = await score(settings, PROBE_QUERY, list(PROBE_DOCS), settings.timeout)
     except NotConfigured as exc:
         report.verdict, report.reason = "not_configured", str(exc)
         return
@@ -243,10 +225,35 @@ async def probe_into(settings: Settings, report: Any) -> None:
     except Exception as exc:
         report.verdict, report.reason = "error", f"the local model failed: {type(exc).__name__}: {str(exc)[:200]}"
         return
-    judgement = detect.judge(rel, near, irr)
+    judgement = judge(rel, near, irr)
     report.ok = judgement.verdict != "fail"
     report.verdict = {"pass": "ok", "weak": "weak", "fail": "misranks"}[judgement.verdict]
     report.reason = f"local cross-encoder {settings.local_model} on {settings.local_device}: {judgement.reason}"
     report.notes.append(f"ready and scored the probe in {(time.monotonic() - started) * 1000:.0f} ms")
     if report.ok:
-        report.result = detect.Verdict(None, loaded.scale, rel, irr, quality=judgement.verdict)
+        report.result = Verdict(None, loaded.scale, rel, irr, quality=judgement.verdict)
+
+
+class LocalScorer:
+    name = "local"
+    sends_text = False  # nothing leaves the process
+    may_go_down = False  # a missing package or model is reported, not retried by a breaker
+    caches_scores = False
+    needs_warm_up = True  # the model loads once, in a thread, before the first recall
+
+    def verdict_key(self, settings: Settings) -> tuple:
+        return _key(settings)
+
+    async def probe(self, settings: Settings, deadline: Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
+        if fresh:
+            loading(settings, retry=True)  # Test connection tries a failed load again at once
+        await probe_into(settings, report)
+
+    async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline) -> list[float]:
+        return await score(settings, query, documents, max(0.0, deadline.remaining()))
+
+    def warm(self, settings: Settings) -> None:
+        load_model(settings)
+
+
+LOCAL = LocalScorer()

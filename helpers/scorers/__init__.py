@@ -1,0 +1,31 @@
+"""The scorers — the kinds of thing that can judge (query, memory) pairs — and the one place
+that picks the scorer for a set of settings.
+
+Each is a small module with the same few methods and declarations (base.py), in the spirit
+of helpers/wire/: a reranker server (remote.py, which detects its wire dialect), the
+in-process cross-encoder (local.py) and the built-in BM25 (lexical.py). A new kind of
+scorer is a module here and an entry in ``BY_API``; detection, the score cache, the breaker
+and the privacy guard apply to it by what it declares.
+"""
+
+from __future__ import annotations
+
+from ..settings import Settings
+from .base import Scorer
+from .lexical import LEXICAL
+from .local import LOCAL
+from .remote import REMOTE
+
+# The rerank_api values that name an in-process scorer; every other value (auto, rerank,
+# qwen3_score) means a server, detected or pinned by remote.py.
+BY_API: dict[str, Scorer] = {"lexical": LEXICAL, "local": LOCAL}
+
+
+def for_settings(settings: Settings) -> Scorer | None:
+    """The scorer these settings name, or None: no reranker, the built-in fusion alone."""
+    if not settings.has_reranker:
+        return None
+    return BY_API.get(settings.api, REMOTE)
+
+
+__all__ = ["Scorer", "BY_API", "LEXICAL", "LOCAL", "REMOTE", "for_settings"]

@@ -1,0 +1,140 @@
+"""The probe's vocabulary, shared by every scorer: the three probe documents, how a set of
+scores is judged (order, margin by scale, degenerate outputs), and what a probe reports.
+
+"Does /rerank answer?" is not enough: a vLLM-served Qwen3-Reranker answers /v1/rerank with
+near-random scores. So every scorer is probed with a clearly relevant, a near-miss and a
+clearly irrelevant document, and judged by the same rules here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .wire import Route
+
+PROBE_QUERY = "What is the capital of France?"
+RELEVANT = "Paris is the capital and largest city of France."
+NEAR_MISS = "Lyon is a large city in the south-east of France, known for its cuisine."
+IRRELEVANT = "Photosynthesis converts sunlight into chemical energy in green plants."
+PROBE_DOCS = (RELEVANT, NEAR_MISS, IRRELEVANT)
+
+# The gap a working reranker shows between the relevant and irrelevant probe documents.
+MARGINS = {"probability": 0.3, "cosine": 0.1, "logit": 2.0, "bm25": 0.0}
+SWAP_TOLERANCE = 1e-3
+
+
+def score_scale(scores: list[float]) -> str:
+    if all(0.0 <= s <= 1.0 for s in scores):
+        return "probability"
+    if all(-1.0 <= s <= 1.0 for s in scores):
+        return "cosine"
+    return "logit"
+
+
+@dataclass
+class Judgement:
+    verdict: str  # pass | weak | fail
+    scale: str
+    reason: str
+
+
+def judge(relevant: float, near: float, irrelevant: float) -> Judgement:
+    """Order, margin by scale, and the degenerate outputs of misconfigured servers."""
+    scores = [relevant, near, irrelevant]
+    scale = score_scale(scores)
+    if max(scores) - min(scores) < 1e-6:
+        return Judgement("fail", scale, f"every document scored {relevant:.4g}: the model is not scoring")
+    if max(abs(s) for s in scores) < 1e-6:
+        return Judgement("fail", scale, "every score is about 0: a broken model conversion?")
+    if scale == "probability" and min(scores) > 0.99:
+        return Judgement("fail", scale, "every score is near 1.0: scores squashed twice?")
+    if relevant <= irrelevant:
+        return Judgement("fail", scale, "the irrelevant document ranked above the relevant one")
+    gap = relevant - irrelevant
+    shown = f"relevant {relevant:.3g} vs irrelevant {irrelevant:.3g}, {scale} scale"
+    if relevant <= near:
+        return Judgement("weak", scale, f"a near miss ranked above the answer ({shown})")
+    if gap < MARGINS[scale]:
+        return Judgement("weak", scale, f"ranks right but by a thin margin ({shown})")
+    return Judgement("pass", scale, f"ranks correctly ({shown})")
+
+
+@dataclass
+class Attempt:
+    route: Route
+    verdict: str  # pass | weak | fail | error
+    reason: str
+    status: int | None = None
+    scores: dict[str, float] = field(default_factory=dict)
+    latency_ms: float = 0.0
+    models: tuple[str, ...] = ()  # the model names the server listed in its error
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **self.route.as_dict(),
+            "route": self.route.describe(),
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "status": self.status,
+            "scores": {k: round(v, 6) for k, v in self.scores.items()},
+            "latency_ms": round(self.latency_ms, 1),
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a successful probe learned; reused by every call until the endpoint fails."""
+
+    route: Route | None  # None for the in-process rerankers
+    scale: str
+    relevant: float
+    irrelevant: float
+    batch_limit: int | None = None
+    quality: str = "pass"
+
+
+@dataclass
+class ProbeReport:
+    ok: bool
+    verdict: str  # ok | weak | fusion | misranks | unreachable | auth | model | unsupported | error | not_configured | refused
+    reason: str
+    endpoint: str = ""
+    model: str = ""
+    api_setting: str = ""
+    chosen: Attempt | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+    latency_ms: float = 0.0
+    batch_limit: int | None = None
+    notes: list[str] = field(default_factory=list)
+    result: Verdict | None = None
+    served_models: tuple[str, ...] = ()  # what the server said it serves, when it had to be named
+
+    def as_dict(self) -> dict[str, Any]:
+        """What Test connection, the status tool and the CLI show. Never holds the key."""
+        chosen = self.chosen
+        return {
+            "ok": self.ok,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "endpoint": self.endpoint,
+            "model": self.model,
+            "api_setting": self.api_setting,
+            "detected_api": chosen.route.api if chosen else ("lexical" if self.api_setting == "lexical" and self.ok else None),
+            "route": chosen.route.describe() if chosen else None,
+            "templated": chosen.route.templated if chosen else None,
+            "scale": self.result.scale if self.result else None,
+            "relevant_score": chosen.scores.get("relevant") if chosen else None,
+            "irrelevant_score": chosen.scores.get("irrelevant") if chosen else None,
+            "near_miss_score": chosen.scores.get("near_miss") if chosen else None,
+            "batch_limit": self.batch_limit,
+            "latency_ms": round(self.latency_ms, 1),
+            "attempts": [a.as_dict() for a in self.attempts],
+            "notes": list(self.notes),
+            "served_models": list(self.served_models),
+        }
+
+
+def failed_report(verdict: str, reason: str, endpoint: str = "", notes: list[str] | None = None) -> dict[str, Any]:
+    """A report for a probe that could not run, in the same shape as every other report."""
+    return ProbeReport(False, verdict, reason, endpoint, notes=list(notes or [])).as_dict()

@@ -1,0 +1,148 @@
+"""Scorers behind one interface: each registered scorer implements it, and what wraps a
+call — the privacy guard, the score cache, the circuit breaker, the verdict cache — follows
+what a scorer declares, not its name. Shown with a scorer this test registers itself."""
+
+import asyncio
+import inspect
+
+import pytest
+
+from helpers import detect, reranker, scorers
+from helpers.breaker import BREAKER
+from helpers.cache import CACHE
+from helpers.errors import BreakerOpen, Refused, RerankError, TransportError
+from helpers.scorers.base import Scorer
+from helpers.settings import Settings
+from helpers.verdicts import PROBE_DOCS, PROBE_QUERY, Verdict
+
+DECLARATIONS = ("sends_text", "may_go_down", "caches_scores", "needs_warm_up")
+METHODS = ("verdict_key", "probe", "score", "warm")
+
+
+@pytest.mark.parametrize("scorer", [scorers.REMOTE, scorers.LOCAL, scorers.LEXICAL], ids=lambda s: s.name)
+def test_every_scorer_implements_the_interface(scorer):
+    for name in DECLARATIONS:
+        assert isinstance(getattr(scorer, name), bool), name
+    for name in METHODS:
+        mine, spec = inspect.signature(getattr(type(scorer), name)), inspect.signature(getattr(Scorer, name))
+        assert list(mine.parameters) == list(spec.parameters), name
+        assert inspect.iscoroutinefunction(getattr(scorer, name)) == inspect.iscoroutinefunction(getattr(Scorer, name)), name
+
+
+def test_the_settings_pick_the_scorer():
+    pick = lambda **c: scorers.for_settings(Settings.from_mapping(c))  # noqa: E731
+    assert pick() is None  # no endpoint: the built-in fusion alone
+    assert pick(rerank_api="rerank") is None
+    assert pick(rerank_endpoint="http://127.0.0.1:9") is scorers.REMOTE
+    assert pick(rerank_endpoint="http://127.0.0.1:9", rerank_api="qwen3_score") is scorers.REMOTE
+    assert pick(rerank_api="lexical") is scorers.LEXICAL and pick(rerank_api="local") is scorers.LOCAL
+
+
+class Counting:
+    """A scorer of this test's own: word overlap, counting its calls, failing on demand."""
+
+    name = "counting"
+
+    def __init__(self, **declared):
+        self.sends_text = self.may_go_down = self.caches_scores = self.needs_warm_up = False
+        self.__dict__.update(declared)
+        self.calls, self.fail = 0, False
+
+    def verdict_key(self, settings):
+        return ("counting",)
+
+    async def probe(self, settings, deadline, report, *, fresh=False):
+        rel, near, irr = await self.score(settings, None, PROBE_QUERY, PROBE_DOCS, deadline)
+        report.ok, report.verdict, report.reason = True, "ok", "counting"
+        report.result = Verdict(None, "logit", rel, irr)
+
+    async def score(self, settings, verdict, query, documents, deadline):
+        self.calls += 1
+        if self.fail:
+            raise TransportError("down")
+        words = set(query.lower().split())
+        return [4.0 * len(words & set(d.lower().split())) - 3.0 for d in documents]
+
+    def warm(self, settings):
+        pass
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    def register(scorer):
+        monkeypatch.setitem(scorers.BY_API, "lexical", scorer)  # a name the settings accept
+        return scorer
+
+    detect.forget()
+    BREAKER.reset()
+    CACHE.clear()
+    yield register
+    detect.forget()
+    BREAKER.reset()
+    CACHE.clear()
+
+
+def settings(**more):
+    return Settings.from_mapping({"rerank_api": "lexical", "rerank_breaker_failures": 2, "rerank_breaker_cooldown": 60, **more})
+
+
+def run(s, query="grafana port", docs=("grafana listens on port 3000", "the garden")):
+    return asyncio.run(reranker.score_documents(s, query, list(docs)))
+
+
+def test_a_scorer_that_sends_text_away_meets_the_privacy_guard(registered, monkeypatch):
+    s = settings(rerank_private_only=True, rerank_endpoint="http://8.8.8.8:8080")
+    quiet = registered(Counting())
+    assert run(s).scores  # sends nothing away: the guard is not its business
+    loud = registered(Counting(sends_text=True))
+    with pytest.raises(Refused, match="privacy guard"):
+        run(s)
+    assert loud.calls == 0 and quiet.calls == 2  # quiet: the probe and one call
+
+
+def test_a_scorer_that_caches_is_asked_once_and_one_that_does_not_every_time(registered):
+    s = settings()
+    plain = registered(Counting())
+    run(s), run(s)
+    assert plain.calls == 3  # probe + 2
+    detect.forget()
+    cached = registered(Counting(caches_scores=True))
+    run(s), run(s)
+    assert cached.calls == 2  # probe + 1: the second call came from the cache
+
+
+def test_a_scorer_that_may_go_down_gets_a_breaker_and_loses_its_verdict_on_failure(registered):
+    s = settings()
+    steady = registered(Counting())
+    run(s)
+    steady.fail = True
+    for _ in range(4):
+        with pytest.raises(TransportError):  # from its verdict, kept: no probe again
+            run(s)
+    assert detect.cached(s) is not None  # a failure says nothing about it: keep the verdict
+    detect.forget()
+    flaky = registered(Counting(may_go_down=True))
+    run(s)
+    flaky.fail = True
+    for _ in range(2):
+        with pytest.raises(RerankError):  # the first from the call, the second from the probe again
+            run(s)
+    assert detect.cached(s) is None  # dropped: the next call probes again
+    calls = flaky.calls
+    with pytest.raises(BreakerOpen):
+        run(s)
+    assert flaky.calls == calls  # the open breaker skipped it
+
+
+def test_warm_up_at_start_only_for_a_scorer_that_needs_it(registered, monkeypatch):
+    from helpers import recall
+
+    warmed = []
+    monkeypatch.setattr(detect, "warm_in_background", lambda s: warmed.append(s.api))
+    monkeypatch.setattr(reranker, "configured_mapping", lambda agent=None: {"rerank_api": "lexical"})
+    registered(Counting())
+    recall.warm_up()
+    assert warmed == []
+    registered(Counting(needs_warm_up=True))
+    recall.warm_up()
+    assert warmed == ["lexical"]
