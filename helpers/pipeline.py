@@ -7,6 +7,7 @@
     score    the reranker judges the pool, when one is configured (reranker.py)
     policies the relevance floor, recency and diversity, when turned on (postprocess.py)
     combine  the reranker's order merged with the fused one; the host's own first kept
+    record   counters, the shadow log, and in shadow mode what applying would change
 
 Each stage reads and extends a ``Search``. Only ``score`` talks to a server, and it never
 raises: a reranker that fails, times out or is switched off leaves the fused order, which
@@ -21,11 +22,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import fusion, pool, postprocess
+from . import fusion, pool, postprocess, shadow_log
 from .client import Deadline
 from .errors import RerankError
 from .reranker import Scored, score_documents
 from .settings import Settings
+from .stats import STATS, CallRecord
 
 log = logging.getLogger("a0_reranker")
 
@@ -181,6 +183,52 @@ def combine(search: Search) -> None:
     if first is not None and docs:
         docs = fusion.keep_first(docs, first, search.slots, pool.doc_key)
     search.docs = docs[: search.limit]
+
+
+def record(search: Search, host_result: list | None, latency: float) -> None:
+    """Counters for the status views, the shadow log line when one is configured, and in
+    shadow mode what applying would have changed. ``host_result``: what the agent got in
+    shadow mode (the host's own), else None."""
+    settings, call = search.settings, search.call
+    notes = "; ".join(search.notes)
+    pool_size = len(search.candidates)
+    if settings.shadow_log and search.candidates:  # a search that found nothing has nothing to judge
+        shadow_log.record(settings.shadow_log, shadow_log.entry(call.kind, search, host_result, latency, settings.apply))
+    if not settings.apply:
+        impact = shadow_impact(host_result or [], search.docs, search.slots)
+        STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result or []), latency,
+                                impact=impact, unavailable=search.unavailable))
+        return
+    if not pool_size:
+        outcome = "empty"  # nothing matched: nothing to order
+    elif search.scored is not None:
+        outcome = "reranked"
+    else:
+        outcome = "fused"
+    STATS.record(CallRecord(outcome, notes, call.kind, pool_size, len(search.docs), latency, unavailable=search.unavailable))
+
+
+def shadow_impact(host: list, reranked: list, k: int) -> dict[str, Any]:
+    """What applying the reranked order would have changed in the top ``k``."""
+    host_ids = [pool.doc_key(d) for d in host]
+    new_ids = [pool.doc_key(d) for d in reranked[:k]]
+    common = [i for i in new_ids if i in host_ids]
+    return {
+        "top_changed": host_ids[:1] != new_ids[:1],
+        "overlap_at_k": round(len(set(host_ids[:k]) & set(new_ids)) / max(1, min(k, max(len(new_ids), len(host_ids[:k])))), 3),
+        "from_below_cut": sum(1 for i in new_ids if i not in host_ids),
+        "rank_correlation": round(_spearman([host_ids.index(i) for i in common]), 3),
+    }
+
+
+def _spearman(ranks_in_host_order: list[int]) -> float:
+    """Spearman correlation between the reranked order and the host order of shared items."""
+    n = len(ranks_in_host_order)
+    if n < 2:
+        return 1.0
+    by_host = {r: i for i, r in enumerate(sorted(ranks_in_host_order))}
+    d2 = sum((pos - by_host[r]) ** 2 for pos, r in enumerate(ranks_in_host_order))
+    return 1 - 6 * d2 / (n * (n * n - 1))
 
 
 def unavailable_reason(exc: BaseException) -> str:

@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from . import pipeline, pool, shadow_log
+from . import pipeline
 from .pipeline import Call
 from .reranker import PLUGIN_NAME
 from .settings import Settings, SettingsError
@@ -229,54 +229,10 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, reason)
         return host_result if host_result is not None else await original(memory, *args, **kwargs)
     try:
-        _record(search, host_result, _ms(started))
+        pipeline.record(search, host_result, _ms(started))
     except Exception as exc:  # bookkeeping must never cost a recall
         log.info("a0_reranker: could not record a search: %s", exc)
     return search.docs if settings.apply else host_result
-
-
-def _record(search: pipeline.Search, host_result: list | None, latency: float) -> None:
-    """Counters for the status views, and the shadow log line when one is configured."""
-    settings, call = search.settings, search.call
-    notes = "; ".join(search.notes)
-    pool_size = len(search.fused)
-    if settings.shadow_log and search.fused:  # a search that found nothing has nothing to judge
-        shadow_log.record(settings.shadow_log, shadow_log.entry(call.kind, search, host_result, latency, settings.apply))
-    if not settings.apply:
-        impact = shadow_impact(host_result or [], search.docs, search.slots)
-        STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result or []), latency,
-                                impact=impact, unavailable=search.unavailable))
-        return
-    if not pool_size:
-        outcome = "empty"  # nothing matched: nothing to order
-    elif search.scored is not None:
-        outcome = "reranked"
-    else:
-        outcome = "fused"
-    STATS.record(CallRecord(outcome, notes, call.kind, pool_size, len(search.docs), latency, unavailable=search.unavailable))
-
-
-def shadow_impact(host: list, reranked: list, k: int) -> dict[str, Any]:
-    """What applying the reranked order would have changed in the top ``k``."""
-    host_ids = [pool.doc_key(d) for d in host]
-    new_ids = [pool.doc_key(d) for d in reranked[:k]]
-    common = [i for i in new_ids if i in host_ids]
-    return {
-        "top_changed": host_ids[:1] != new_ids[:1],
-        "overlap_at_k": round(len(set(host_ids[:k]) & set(new_ids)) / max(1, min(k, max(len(new_ids), len(host_ids[:k])))), 3),
-        "from_below_cut": sum(1 for i in new_ids if i not in host_ids),
-        "rank_correlation": round(_spearman([host_ids.index(i) for i in common]), 3),
-    }
-
-
-def _spearman(ranks_in_host_order: list[int]) -> float:
-    """Spearman correlation between the reranked order and the host order of shared items."""
-    n = len(ranks_in_host_order)
-    if n < 2:
-        return 1.0
-    by_host = {r: i for i, r in enumerate(sorted(ranks_in_host_order))}
-    d2 = sum((pos - by_host[r]) ** 2 for pos, r in enumerate(ranks_in_host_order))
-    return 1 - 6 * d2 / (n * (n * n - 1))
 
 
 def _reason(exc: BaseException) -> str:
@@ -287,18 +243,3 @@ def _reason(exc: BaseException) -> str:
 
 def _ms(started: float) -> float:
     return round((time.monotonic() - started) * 1000, 1)
-
-
-def warm_up() -> None:
-    """At start: let the scorer load what its first recall would wait for (the in-process
-    cross-encoder), in the background, and probe it."""
-    try:
-        from . import detect, scorers
-        from .reranker import load_settings
-
-        settings = load_settings(None)
-        scorer = scorers.for_settings(settings)
-        if settings.enabled and scorer is not None and scorer.needs_warm_up:
-            detect.warm_in_background(settings)
-    except Exception as exc:
-        log.info("a0_reranker: warm-up skipped: %s", exc)

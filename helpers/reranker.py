@@ -293,3 +293,15 @@ def status() -> dict[str, Any]:
     except SettingsError as exc:
         active = {"mode": None, "mode_text": f"a setting is invalid: {exc}"}
     return {**active, "stats": STATS.snapshot(), "breaker": BREAKER.snapshot(), "checked_at": time.time()}
+
+
+def warm_up() -> None:
+    """At start: let the scorer load what its first recall would wait for (the in-process
+    cross-encoder), in the background, and probe it."""
+    try:
+        settings = load_settings(None)
+        scorer = scorers.for_settings(settings)
+        if settings.enabled and scorer is not None and scorer.needs_warm_up:
+            detect.warm_in_background(settings)
+    except Exception as exc:
+        log.info("a0_reranker: warm-up skipped: %s", exc)

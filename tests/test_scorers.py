@@ -135,14 +135,12 @@ def test_a_scorer_that_may_go_down_gets_a_breaker_and_loses_its_verdict_on_failu
 
 
 def test_warm_up_at_start_only_for_a_scorer_that_needs_it(registered, monkeypatch):
-    from helpers import recall
-
     warmed = []
     monkeypatch.setattr(detect, "warm_in_background", lambda s: warmed.append(s.api))
     monkeypatch.setattr(reranker, "configured_mapping", lambda agent=None: {"rerank_api": "lexical"})
     registered(Counting())
-    recall.warm_up()
+    reranker.warm_up()
     assert warmed == []
     registered(Counting(needs_warm_up=True))
-    recall.warm_up()
+    reranker.warm_up()
     assert warmed == ["lexical"]

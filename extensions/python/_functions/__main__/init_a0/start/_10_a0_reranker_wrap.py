@@ -7,9 +7,9 @@ class A0RerankerWrapAtStart(Extension):
 
     def execute(self, **kwargs):
         try:
-            from usr.plugins.a0_reranker.helpers import recall
+            from usr.plugins.a0_reranker.helpers import recall, reranker
 
             recall.ensure_wrapped()
-            recall.warm_up()
+            reranker.warm_up()
         except Exception:
             pass
