@@ -9,7 +9,7 @@ import asyncio
 import re
 
 from tests.host.fixtures import host  # noqa: F401
-from tests.test_recall_integration import FILLER, QUESTION, set_memory_config, store
+from tests.test_recall_integration import FILLER, QUESTION, _spy_searches, set_memory_config, store
 
 LLM_QUERY = "grafana dashboard port on the atlas server"
 HISTORY = [("user", "we talked about the garden and recipes for a while"),
@@ -30,19 +30,6 @@ class ScriptedModel:
         return LLM_QUERY
 
 
-def _embedded(host, memory):
-    host.import_plugin("helpers.query_vectors").MEMO.clear()
-    seen, embedder = [], memory.db.embedding_function
-    original = embedder.aembed_query
-
-    async def aembed_query(text):
-        seen.append(text)
-        return await original(text)
-
-    embedder.aembed_query = aembed_query
-    return seen
-
-
 def test_the_utility_models_query_is_the_host_query_and_the_message_is_searched_too(host):
     async def main():
         set_memory_config(host, memory_recall_similarity_threshold=0.0, memory_recall_query_prep=True)
@@ -52,7 +39,7 @@ def test_the_utility_models_query_is_the_host_query_and_the_message_is_searched_
         host.import_plugin("helpers.recall").ensure_wrapped()
         host.toggle(True)
         host.set_config({})
-        seen = _embedded(host, memory)
+        seen = _spy_searches(host, memory)
         result = await host.recall(agent, QUESTION, HISTORY)
         assert result["error"] is None and result["memories"]
         assert len(model.calls) == 1  # the query prep; no post-filter

@@ -193,6 +193,17 @@ def _fault_cases():
     ]
 
 
+async def recall_gives(host, agent, memory, expected):
+    """A recall returns ``expected``'s very documents, and leaves the store untouched."""
+    stored = lambda: {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()}  # noqa: E731
+    before = stored()
+    got = await host.recall(agent, QUESTION, HISTORY)
+    assert got["error"] is None
+    assert ids(got["memories"]) == ids(expected["memories"])
+    assert ids(got["solutions"]) == ids(expected["solutions"])
+    assert stored() == before
+
+
 async def no_server_recall(host, agent, message, history):
     """What the plugin returns with no reranker at all (the built-in fusion)."""
     set_plugin(host, rerank_endpoint="")
@@ -216,12 +227,7 @@ def test_a_failing_reranker_leaves_exactly_the_no_server_order(live, case, fault
         else:
             set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=1.0, rerank_retries=0)
             srv.set_faults(**fault)
-        snapshot = {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()}
-        got = await host.recall(agent, QUESTION, HISTORY)
-        assert got["error"] is None
-        assert ids(got["memories"]) == ids(expected["memories"])
-        assert ids(got["solutions"]) == ids(expected["solutions"])
-        assert {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()} == snapshot
+        await recall_gives(host, agent, memory, expected)
         totals = recall.STATS.snapshot()["totals"]
         assert totals.get("reranker_unavailable") == 2 and totals.get("fused") == 2 and not totals.get("fallback")
 
@@ -253,12 +259,7 @@ def test_a_failure_of_the_plugins_own_steps_returns_exactly_the_hosts_result(liv
                 raise RuntimeError("the embedder is down")
 
             monkeypatch.setattr(vectors, "embed", broken)
-        snapshot = {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()}
-        got = await host.recall(agent, QUESTION, HISTORY)
-        assert got["error"] is None
-        assert ids(got["memories"]) == ids(expected["memories"])
-        assert ids(got["solutions"]) == ids(expected["solutions"])
-        assert {k: (d.page_content, dict(d.metadata)) for k, d in memory.db.docstore._dict.items()} == snapshot
+        await recall_gives(host, agent, memory, expected)
         totals = recall.STATS.snapshot()["totals"]
         if case in ("disabled", "switched off"):
             assert not totals and not [r for r in srv.requests if r.method == "POST"]
