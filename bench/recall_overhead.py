@@ -55,6 +55,32 @@ async def _one(r, srv, repeats: int, label: str, note: str = "", **config) -> Ro
                      value, base, "<= 1.2x", 1.2, note)
 
 
+async def _shadow(r, srv, repeats: int) -> Row:
+    """Shadow mode: the recall returns the host's own result and measures afterwards. Timed
+    call by call in alternation with the unwrapped search, each after the measurements of the
+    one before have finished, so the row is the recall path's own cost."""
+    import statistics
+    import time
+
+    shadow = r.host.import_plugin("helpers.shadow")
+    recall = sample_recall(1)
+    r.configure(rerank_endpoint=srv.url, rerank_api="rerank", rerank_apply=False)
+    await r.wrapped(recall)  # detection, once
+    await shadow.drained()
+    ours, theirs = [], []
+    for i in range(repeats + 5):
+        for fn, out in ((r.wrapped, ours), (r.unwrapped, theirs)) if i % 2 == 0 else ((r.unwrapped, theirs), (r.wrapped, ours)):
+            await shadow.drained()
+            started = time.perf_counter()
+            await fn(recall)
+            if i >= 5:
+                out.append((time.perf_counter() - started) * 1000)
+    await shadow.drained()
+    return ratio_row("recall", "shadow-mode recall search vs the unwrapped search, instant server",
+                     statistics.median(ours), statistics.median(theirs), "<= 1.05x", 1.05,
+                     "the host's result at once; the plugin's searches and the reranker run afterwards")
+
+
 async def measure(r, repeats: int = 60) -> list[Row]:
     rows = []
     # One request per search on both sides: the server takes the whole pool in one batch.
@@ -64,6 +90,7 @@ async def measure(r, repeats: int = 60) -> list[Row]:
         # searches cost, apart from the wrapper and the client.
         rows.append(await _one(r, srv, repeats, "instant server, host-query pool only", "rerank_search_message/followup off",
                                rerank_search_message=False, rerank_search_followup=False))
+        rows.append(await _shadow(r, srv, repeats * 3))
     with remote("tei19", max_client_batch_size=1000, cheap_scorer=True, latency=0.02) as srv:
         rows.append(await _one(r, srv, repeats // 2, "20 ms inference"))
     return rows

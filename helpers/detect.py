@@ -14,7 +14,7 @@ import threading
 import time
 
 from . import client, mode, scorers
-from .errors import NotConfigured, RerankError
+from .errors import DeadlineExceeded, NotConfigured, ProbeFailed, RerankError
 from .settings import Settings
 from .verdicts import ProbeReport, Verdict
 
@@ -49,7 +49,12 @@ async def resolve(settings: Settings, deadline: client.Deadline) -> Verdict:
         return verdict
     report = await probe(settings, deadline)
     if not report.ok or report.result is None:
-        raise NotConfigured(report.reason) if report.verdict == "not_configured" else RerankError(report.reason)
+        if report.verdict == "not_configured":
+            raise NotConfigured(report.reason)
+        # The deepest a route got: an answer that could not be read, else an error status.
+        malformed = any(a.reason.startswith("malformed answer") for a in report.attempts)
+        answered = [a.status for a in report.attempts if a.status not in (None, 404, 405)]
+        raise ProbeFailed(report.verdict, report.reason, None if malformed or not answered else answered[-1], malformed)
     return report.result
 
 
@@ -66,7 +71,7 @@ async def probe(settings: Settings, deadline: client.Deadline | None = None, *, 
         else:
             await scorer.probe(settings, deadline, report, fresh=fresh)
     except RerankError as exc:  # the deadline, typically
-        report.verdict, report.reason = "error", str(exc)
+        report.verdict, report.reason = ("timeout" if isinstance(exc, DeadlineExceeded) else "error"), str(exc)
     report.latency_ms = (time.monotonic() - started) * 1000
     if report.ok and report.result is not None:
         with _cache_lock:

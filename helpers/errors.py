@@ -60,3 +60,12 @@ class NotConfigured(RerankError):
 
 class Refused(RerankError):
     """The privacy guard would not send memory text to this endpoint."""
+
+
+class ProbeFailed(RerankError):
+    """The probe found nothing usable; ``verdict`` says how (helpers/verdicts.py), and for a
+    route that answered wrongly, ``status`` (its HTTP status) or ``malformed``."""
+
+    def __init__(self, verdict: str, reason: str, status: int | None = None, malformed: bool = False):
+        super().__init__(reason)
+        self.verdict, self.status, self.malformed = verdict, status, malformed

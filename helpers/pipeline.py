@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import fusion, pool, postprocess, shadow_log
+from . import fusion, pool, postprocess, recall_line, shadow_log
 from .client import Deadline
 from .errors import RerankError
 from .reranker import Scored, score_documents
@@ -43,6 +43,7 @@ class Call:
 
     kind: str  # recall | memory_load
     agent: Any
+    log_item: Any = None  # the recall step the chat shows (recall only)
     message: str | None = None  # the user's own words (recall only), read from the caller
     history: str | None = None  # the history the host searched with, before the message
     slots: dict[str, int] = field(default_factory=dict)  # memories / solutions -> prompt slots
@@ -67,6 +68,7 @@ class Search:
     rerank_query: str = ""
     scored: Scored | None = None  # the reranker's scores for ``candidates``, when it answered
     unavailable: str = ""  # why the reranker was not used, when one is configured
+    unavailable_words: str = ""  # the same in plain words, for the chat
     # The candidates in the reranker's order after the policies (floor, recency, diversity);
     # without the reranker's scores, the fused order after the policies.
     judged: list = field(default_factory=list)
@@ -158,6 +160,7 @@ async def score(search: Search) -> None:
         raise
     except Exception as exc:
         search.unavailable = unavailable_reason(exc)
+        search.unavailable_words = recall_line.unavailable_words(exc, settings)
         log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable)
 
 
@@ -198,6 +201,7 @@ def record(search: Search, host_result: list | None, latency: float) -> None:
         impact = shadow_impact(host_result or [], search.docs, search.slots)
         STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result or []), latency,
                                 impact=impact, unavailable=search.unavailable))
+        explain(search, host_result)
         return
     if not pool_size:
         outcome = "empty"  # nothing matched: nothing to order
@@ -206,6 +210,23 @@ def record(search: Search, host_result: list | None, latency: float) -> None:
     else:
         outcome = "fused"
     STATS.record(CallRecord(outcome, notes, call.kind, pool_size, len(search.docs), latency, unavailable=search.unavailable))
+    explain(search, None)
+
+
+def explain(search: Search, host_result: list | None) -> None:
+    """The recall's line in the chat (recall_line.py): the mode, what this search changed."""
+    settings = search.settings
+    verdict = search.scored.verdict if search.scored is not None else None
+    if search.scored is not None:
+        head = recall_line.mode_words(settings, verdict.route.describe() if verdict and verdict.route else None)
+    elif search.unavailable:
+        head = f"built-in fusion (the reranker was not used: {search.unavailable_words})"
+    else:
+        head = recall_line.mode_words(settings)
+    if not settings.apply:
+        head = f"shadow mode, not applied: {head}"
+    part = recall_line.search_words(search, settings.apply, host_result)
+    recall_line.show(search.call.log_item, recall_line.area_of(search.filter), part, head)
 
 
 def shadow_impact(host: list, reranked: list, k: int) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from . import pipeline
+from . import pipeline, recall_line, shadow
 from .pipeline import Call
 from .reranker import PLUGIN_NAME
 from .settings import Settings, SettingsError
@@ -71,6 +71,7 @@ def ensure_wrapped() -> bool:
         # original, never the old wrapper, so there is always exactly one layer.
         original = current.__wrapped__ if current is not None else cls.__dict__[METHOD]
         setattr(cls, METHOD, _make_wrapper(original))
+        shadow.resume()
         return True
     except Exception as exc:
         log.warning("a0_reranker: could not wrap the memory search: %s", exc)
@@ -124,6 +125,7 @@ def identify_caller(frame: Any) -> Call | None:
     local_vars = frame.f_locals
     call = Call(kind, getattr(local_vars.get("self"), "agent", None))
     if kind == "recall":
+        call.log_item = local_vars.get("log_item")
         # The recall extension keeps the user's message, the history it used and its own
         # settings as locals.
         rendered, history = local_vars.get("user_instruction"), local_vars.get("history")
@@ -205,34 +207,94 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
     if call is None:
         return await original(memory, *args, **kwargs)
     started = time.monotonic()
-    host_result = None
+    search = None
     try:
         settings = agent_settings(call.agent)
-        if settings is None or not settings.enabled:
-            return await original(memory, *args, **kwargs)
-        arguments = signature.bind(memory, *args, **kwargs)
-        arguments.apply_defaults()
-        params = arguments.arguments
-        # memory_load's limit and threshold come from the LLM's JSON and may be strings.
-        query, limit, threshold = str(params["query"]), int(float(params["limit"])), float(params["threshold"])
-        filter_ = params.get("filter") or ""
-        if limit <= 0 or not query.strip():
-            return await original(memory, *args, **kwargs)
-        if not settings.apply:
-            host_result = await original(memory, *args, **kwargs)
-        search = await pipeline.run(memory, pipeline.Search(call, settings, query, limit, threshold, filter_))
+        if settings is not None and settings.enabled:
+            search = _search_for(call, settings, signature, memory, args, kwargs)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a bad setting, odd arguments: the host's own answer
+        return await _fall_back(call, exc, started, original(memory, *args, **kwargs), _filter_of(signature, memory, args, kwargs))
+    if search is None:  # switched off, or nothing to search with: not ours to touch
+        return await original(memory, *args, **kwargs)
+    if not search.settings.apply:
+        # Shadow mode costs the recall nothing: the host's answer goes back at once, and
+        # the plugin measures what applying would have changed afterwards.
+        host_result = await original(memory, *args, **kwargs)
+        shadow.submit(lambda: _measure(memory, search, host_result), lambda: _still_shadow(call.agent), call.kind)
+        return host_result
+    try:
+        await pipeline.run(memory, search)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a failure of the plugin's own steps: the host's own answer
-        reason = _reason(exc)
-        STATS.record(CallRecord("fallback", reason, call.kind, latency_ms=_ms(started)))
-        log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, reason)
-        return host_result if host_result is not None else await original(memory, *args, **kwargs)
+        return await _fall_back(call, exc, started, original(memory, *args, **kwargs), search.filter)
     try:
-        pipeline.record(search, host_result, _ms(started))
+        pipeline.record(search, None, _ms(started))
     except Exception as exc:  # bookkeeping must never cost a recall
         log.info("a0_reranker: could not record a search: %s", exc)
-    return search.docs if settings.apply else host_result
+    return search.docs
+
+
+_PARAMS = ("query", "limit", "threshold", "filter")
+
+
+def _search_for(call: Call, settings: Settings, signature, memory, args, kwargs) -> pipeline.Search | None:
+    if not args and kwargs.keys() <= set(_PARAMS) and {"query", "limit", "threshold"} <= kwargs.keys():
+        params = kwargs  # how both callers call it: by keyword (binding costs more than the rest)
+    else:
+        arguments = signature.bind(memory, *args, **kwargs)
+        arguments.apply_defaults()
+        params = arguments.arguments
+    # memory_load's limit and threshold come from the LLM's JSON and may be strings.
+    query, limit, threshold = str(params["query"]), int(float(params["limit"])), float(params["threshold"])
+    if limit <= 0 or not query.strip():
+        return None
+    return pipeline.Search(call, settings, query, limit, threshold, params.get("filter") or "")
+
+
+def _filter_of(signature, memory, args, kwargs) -> str:
+    """The caller's filter, for the recall line's "memories" or "solutions"; "" if unknown."""
+    try:
+        value = signature.bind_partial(memory, *args, **kwargs).arguments.get("filter")
+        return value if isinstance(value, str) else ""
+    except TypeError:
+        return ""
+
+
+async def _fall_back(call: Call, exc: BaseException, started: float, host_answer, search_filter: str = ""):
+    """Count the failure, say it on the recall's line, and give the host's own answer."""
+    reason = _reason(exc)
+    STATS.record(CallRecord("fallback", reason, call.kind, latency_ms=_ms(started)))
+    log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, reason)
+    recall_line.show(call.log_item, recall_line.area_of(search_filter), "as Agent Zero found them",
+                     f"Agent Zero's own order ({recall_line.fallback_words(exc)})")
+    return await host_answer
+
+
+async def _measure(memory: Any, search: pipeline.Search, host_result: list) -> None:
+    """Shadow mode, in the background: the whole pipeline, recorded against what the host
+    returned. A failure is counted; the agent already has the host's answer."""
+    started = time.monotonic()
+    try:
+        await pipeline.run(memory, search)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        STATS.record(CallRecord("fallback", "shadow measurement: " + _reason(exc), search.call.kind, latency_ms=_ms(started)))
+        return
+    if _still_shadow(search.call.agent):  # switched off meanwhile: nothing more to say
+        pipeline.record(search, host_result, _ms(started))
+
+
+def _still_shadow(agent: Any) -> bool:
+    """Still enabled, still in shadow mode: a measurement queued before a switch is dropped."""
+    try:
+        settings = agent_settings(agent)
+    except Exception:
+        return False
+    return settings is not None and settings.enabled and not settings.apply
 
 
 def _reason(exc: BaseException) -> str:

@@ -69,6 +69,7 @@ class Attempt:
     scores: dict[str, float] = field(default_factory=dict)
     latency_ms: float = 0.0
     models: tuple[str, ...] = ()  # the model names the server listed in its error
+    timed_out: bool = False  # no answer within the call's deadline
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -97,7 +98,7 @@ class Verdict:
 @dataclass
 class ProbeReport:
     ok: bool
-    verdict: str  # ok | weak | fusion | misranks | unreachable | auth | model | unsupported | error | not_configured | refused
+    verdict: str  # ok | weak | fusion | misranks | unreachable | timeout | auth | model | unsupported | error | not_configured | refused
     reason: str
     endpoint: str = ""
     model: str = ""

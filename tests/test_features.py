@@ -108,6 +108,7 @@ async def recall_texts(host, agent, **config):
     pipeline.combine = spy
     try:
         result = await host.recall(agent, QUESTION, "")
+        await host.import_plugin("helpers.shadow").drained()  # shadow mode measures afterwards
     finally:
         pipeline.combine = real
     assert result["error"] is None

@@ -405,6 +405,46 @@ def test_three_loops_through_faults_an_outage_and_recovery(host, summary):
     )
 
 
+def test_shadow_mode_under_faults_gives_the_hosts_own_result_every_time(host, summary):
+    """Shadow mode from three loops through random faults and an outage: every search gets
+    the unwrapped result at once; the measurements run behind, bounded, and never escape."""
+    with start("tei19", max_client_batch_size=32) as srv:
+        rig = Rig(host, srv, rerank_apply=False, rerank_timeout=1.0, rerank_retries=1, rerank_cache=False,
+                  rerank_breaker_failures=3, rerank_breaker_cooldown=0.3)
+        shadow = host.import_plugin("helpers.shadow")
+        specs = make_specs(30, seed=17)
+        host.run(rig.prepare(specs))
+        assert all(r == f == p for r, f, p in rig.expected.values())  # shadow: the host's own, whatever else
+        before = rig.docstore()
+        peak = 0
+        with Load(rig, specs, cancel_rate=0.03) as load:
+            tally = load.tally
+            wait_until(lambda: rig.stats.snapshot()["totals"].get("shadow", 0) >= 10, "shadow measurements on a healthy server", load)
+            srv.set_faults(fail_rate=0.35, seed=4321, fail_delay=0.05)
+            start_calls = tally["calls"]
+
+            def sampled() -> bool:  # the measurements in flight, watched while we wait
+                nonlocal peak
+                peak = max(peak, shadow.running())
+                return tally["calls"] >= start_calls + 200
+
+            wait_until(sampled, "200 searches under random faults", load)
+            srv.set_faults(reset=True)
+            outage_calls = tally["calls"]
+            wait_until(lambda: tally["calls"] >= outage_calls + 100, "searches during the outage", load)
+        totals = rig.stats.snapshot()["totals"]
+        after = rig.docstore()
+        counts = dict(tally.counts)
+
+    assert tally.escapes == [] and tally.mismatches == [], (tally.escapes[:3], tally.mismatches[:1])
+    assert counts["same_either_way"] + counts.get("cancelled", 0) == counts["calls"]  # every one the host's own
+    assert before == after
+    assert totals.get("shadow", 0) > 0 and totals.get("shadow_skipped", 0) > 0 and peak <= shadow.MAX_IN_FLIGHT
+    summary.append(f"shadow under faults: {counts['calls']} searches from 3 loops, every one the host's own result "
+                   f"(cancelled {counts.get('cancelled', 0)}); {totals.get('shadow', 0)} measured in the background, "
+                   f"{totals.get('shadow_skipped', 0)} skipped while {shadow.MAX_IN_FLIGHT} were running; escapes {len(tally.escapes)}")
+
+
 def test_a_server_that_never_answers_opens_the_breaker(host, summary):
     """A server that accepts and hangs costs each search the whole timeout until the breaker
     opens; then nothing. The reranker's own deadline must count as the failure it is."""

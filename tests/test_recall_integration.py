@@ -277,6 +277,7 @@ def test_shadow_mode_returns_the_hosts_order_and_records_the_impact(live):
         set_plugin(host, rerank_endpoint=srv.url, rerank_apply=False)
         got = await host.recall(agent, QUESTION, HISTORY)
         assert ids(got["memories"]) == ids(expected["memories"])
+        await host.import_plugin("helpers.shadow").drained()  # measured after the recall returned
         stats = host.import_plugin("helpers.recall").STATS.snapshot()
         assert stats["totals"]["shadow"] == 2
         shadow = stats["shadow"]
@@ -297,6 +298,7 @@ def test_shadow_mode_without_a_server_measures_the_fusion(live):
         set_plugin(host, rerank_endpoint="", rerank_apply=False)
         got = await host.recall(agent, QUESTION, HISTORY)
         assert ids(got["memories"]) == ids(expected["memories"]) != ids(fused["memories"])
+        await host.import_plugin("helpers.shadow").drained()
         stats = recall.STATS.snapshot()
         assert stats["totals"] == {"shadow": 2} and stats["shadow"]["searches"] == 2
         status = host.import_plugin("helpers.status_report")
@@ -451,5 +453,77 @@ def test_memory_load_searches_only_its_own_query(live):
         seen = _spy_searches(host, memory)
         await host.memory_load(agent, "grafana port", limit=3, threshold=0.0)
         assert seen == ["grafana port"]
+
+    asyncio.run(main())
+
+
+# --- shadow mode off the recall path -------------------------------------------------------
+def test_shadow_mode_returns_the_hosts_result_while_the_reranker_is_still_working(live):
+    host, agent, memory, srv = live
+    shadow = host.import_plugin("helpers.shadow")
+
+    async def main():
+        expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
+        set_plugin(host, rerank_endpoint=srv.url, rerank_apply=False, rerank_timeout=5.0)
+        srv.set_faults(delay=0.5)
+        srv.clear()
+        got = await host.recall(agent, QUESTION, HISTORY)
+        # Back with the host's own answer, the measurement still under way in the background.
+        assert ids(got["memories"]) == ids(expected["memories"]) and shadow.running() >= 1
+        stats = host.import_plugin("helpers.recall").STATS
+        assert not stats.snapshot()["totals"].get("shadow")
+        await shadow.drained()
+        assert stats.snapshot()["totals"]["shadow"] == 2
+        assert any(r.method == "POST" and len((r.json or {}).get("texts", ())) > 3 for r in srv.requests)
+
+    asyncio.run(main())
+
+
+def test_shadow_measurements_are_bounded_and_the_skips_counted(live):
+    host, agent, memory, srv = live
+    shadow = host.import_plugin("helpers.shadow")
+
+    async def main():
+        set_plugin(host, rerank_endpoint=srv.url, rerank_apply=False, rerank_timeout=5.0)
+        await host.recall(agent, QUESTION, HISTORY)  # the probe, once
+        await shadow.drained()
+        srv.set_faults(delay=0.3)
+        recall = host.import_plugin("helpers.recall")
+        recall.STATS.reset()
+        peak = 0
+        for i in range(4):  # recalls coming faster than their measurements finish
+            await host.recall(agent, f"{QUESTION} ({i})", HISTORY)
+            peak = max(peak, shadow.running())
+        await shadow.drained()
+        totals = recall.STATS.snapshot()["totals"]
+        assert peak <= shadow.MAX_IN_FLIGHT
+        assert totals.get("shadow_skipped", 0) >= 8 - shadow.MAX_IN_FLIGHT - totals.get("shadow", 0) > 0
+        assert totals.get("shadow", 0) + totals["shadow_skipped"] == 8  # every search measured or counted
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("how", ["disabled", "uninstalled"])
+def test_no_shadow_measurement_after_the_plugin_is_switched_off(live, how):
+    host, agent, memory, srv = live
+    shadow = host.import_plugin("helpers.shadow")
+    recall = host.import_plugin("helpers.recall")
+
+    async def main():
+        set_plugin(host, rerank_endpoint=srv.url, rerank_apply=False, rerank_timeout=5.0)
+        srv.set_faults(delay=0.4)
+        recall.STATS.reset()
+        await host.recall(agent, QUESTION, HISTORY)
+        assert shadow.running() >= 1
+        if how == "disabled":
+            host.toggle(False)
+            recall.forget_settings()
+        else:
+            host.call_hook("uninstall")
+        await shadow.drained()
+        assert shadow.running() == 0
+        assert not recall.STATS.snapshot()["totals"].get("shadow")
+        if how == "uninstalled":  # and none is started any more
+            assert shadow.submit(lambda: asyncio.sleep(0), lambda: True) is False
 
     asyncio.run(main())

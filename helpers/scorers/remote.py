@@ -82,7 +82,7 @@ async def _try_route(settings: Settings, route: Route, deadline: client.Deadline
     except TransportError as exc:
         attempt.reason = f"cannot connect: {exc}"
     except DeadlineExceeded as exc:
-        attempt.reason = str(exc)
+        attempt.reason, attempt.timed_out = str(exc), True
     except RerankError as exc:
         attempt.reason = f"malformed answer: {exc}"
     attempt.latency_ms = (time.monotonic() - started) * 1000
@@ -120,6 +120,8 @@ def _explain_failure(report: ProbeReport) -> None:
         report.verdict, report.reason = "error", "no route to try for this endpoint and API setting"
     elif all(a.status is None and "connect" in a.reason.lower() for a in attempts):
         report.verdict, report.reason = "unreachable", f"cannot reach {report.endpoint}: {attempts[0].reason}"
+    elif attempts[-1].timed_out:
+        report.verdict, report.reason = "timeout", f"{report.endpoint} did not answer in time: {attempts[-1].reason}"
     elif statuses & {401, 403}:
         report.verdict = "auth"
         report.reason = "the server refused the API key (HTTP 401/403): check 'rerank_api_key'"

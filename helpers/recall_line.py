@@ -1,0 +1,134 @@
+"""The line the chat shows with each memory recall: what the plugin did, in plain words.
+
+Agent Zero shows a recall as a step in the chat: the recall extension's log item, with a
+heading and key/value lines. The plugin adds one of those lines, under its own key
+(``reranker``), beside what the host writes and never over it: the mode, how many of the
+memories shown came from beyond Agent Zero's own search, whether the top one changed, and,
+when something failed, why — from the kind of failure only, so no key and no memory text
+can reach the chat. Shadow mode says what applying would have changed.
+
+A recall makes two searches (memories, then solutions); the line sums up both. Nothing here
+raises: a log item that is missing or of another kind is simply left alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from typing import Any
+
+from . import mode, pool
+from .errors import BreakerOpen, DeadlineExceeded, MalformedResponse, NotConfigured, ProbeFailed, Refused, ServerError, TransportError
+from .settings import Settings, SettingsError
+
+log = logging.getLogger("a0_reranker")
+
+KEY = "reranker"  # the log item's key/value line the chat shows
+
+# Per log item (one per recall), what each of its searches said. Log items are the host's
+# dataclasses (not hashable): keyed by id, with a weak reference to tell a reused id apart.
+_parts: dict[int, tuple[weakref.ref, dict[str, tuple[str, str]]]] = {}
+_lock = threading.Lock()
+
+
+def mode_words(settings: Settings, route: str | None = None) -> str:
+    current = mode.mode(settings)
+    if current == mode.FUSION:
+        return "built-in fusion"
+    if current == mode.LEXICAL:
+        return "fusion + built-in lexical reranker"
+    if current == mode.LOCAL:
+        return "fusion + local cross-encoder"
+    return f"fusion + reranker ({route})" if route else "fusion + reranker"
+
+
+# A failed probe, by its verdict (helpers/verdicts.py).
+PROBE_WORDS = {
+    "unreachable": "the server could not be reached",
+    "auth": "the server refused the API key",
+    "model": "the server needs a model named (see Test connection)",
+    "misranks": "it did not rank the probe correctly (see Test connection)",
+    "unsupported": "the server does not support reranking",
+    "refused": "the privacy guard refused the endpoint",
+}
+
+
+def unavailable_words(exc: BaseException, settings: Settings) -> str:
+    """Why the reranker was not used, from the kind of failure alone."""
+    if isinstance(exc, ProbeFailed):
+        if exc.verdict == "timeout":
+            return f"no answer within {settings.timeout:g} s"
+        if exc.verdict in PROBE_WORDS:
+            return PROBE_WORDS[exc.verdict]
+        if exc.status is not None:
+            return f"the server answered HTTP {exc.status}"
+        return "its answer could not be read" if exc.malformed else "no route answered the probe correctly (see Test connection)"
+    if isinstance(exc, (TimeoutError, DeadlineExceeded)):
+        return f"no answer within {settings.timeout:g} s"
+    if isinstance(exc, BreakerOpen):
+        return f"the server kept failing, skipped for up to {settings.breaker_cooldown:g} s"
+    if isinstance(exc, TransportError):
+        return "the server could not be reached"
+    if isinstance(exc, ServerError):
+        return "the server refused the API key" if exc.status in (401, 403) else f"the server answered HTTP {exc.status}"
+    if isinstance(exc, MalformedResponse):
+        return "its answer could not be read"
+    if isinstance(exc, Refused):
+        return "the privacy guard refused the endpoint"
+    if isinstance(exc, NotConfigured):
+        return "it is not set up (see Test connection)"
+    return "it failed (see Test connection)"
+
+
+def fallback_words(exc: BaseException) -> str:
+    """Why the plugin left the host's own result, from the kind of failure alone."""
+    if isinstance(exc, SettingsError):
+        return f"the setting {exc.key} is invalid"
+    return f"the plugin's search failed ({type(exc).__name__})"
+
+
+def search_words(search: Any, applied: bool, host_result: list | None = None) -> str:
+    """One search's part of the line: what reached (or would reach) the prompt."""
+    shown = search.docs[: search.slots]
+    host = host_result if host_result is not None else search.found.host_result
+    host_keys = {pool.doc_key(d) for d in host}
+    new = sum(1 for d in shown if pool.doc_key(d) not in host_keys)
+    top_changed = bool(shown) and (not host or pool.doc_key(shown[0]) != pool.doc_key(host[0]))
+    if not shown:
+        return "none found" if not search.dropped_by_floor else "none above the relevance floor"
+    if applied:
+        text = f"{new} of {len(shown)} from beyond Agent Zero's own search"
+        return text + (", top one changed" if top_changed else ", same top one")
+    text = f"{new} of {len(shown)} would come from beyond Agent Zero's own search"
+    return text + (", the top one would change" if top_changed else ", the same top one")
+
+
+def show(log_item: Any, area: str, part: str, head: str) -> None:
+    """Put this search's ``head`` and ``part`` on the line, with the recall's other search.
+    One head when both searches say the same (the usual case), one per search otherwise."""
+    if log_item is None or not callable(getattr(log_item, "update", None)):
+        return
+    try:
+        with _lock:
+            for stale in [k for k, (ref, _) in _parts.items() if ref() is None]:
+                del _parts[stale]
+            entry = _parts.get(id(log_item))
+            if entry is None or entry[0]() is not log_item:
+                entry = (weakref.ref(log_item), {})
+                _parts[id(log_item)] = entry
+            entry[1][area] = (head, part)
+            parts = dict(entry[1])
+        areas = [a for a in ("memories", "solutions") if a in parts] + [a for a in parts if a not in ("memories", "solutions")]
+        heads = {parts[a][0] for a in areas}
+        if len(heads) == 1:
+            line = f"{heads.pop()} — " + "; ".join(f"{a}: {parts[a][1]}" for a in areas)
+        else:
+            line = "; ".join(f"{a}: {parts[a][0]} — {parts[a][1]}" for a in areas)
+        log_item.update(**{KEY: line})
+    except Exception as exc:  # the chat line must never cost a recall
+        log.info("a0_reranker: could not add the recall line: %s", exc)
+
+
+def area_of(search_filter: str) -> str:
+    return "solutions" if "solutions" in (search_filter or "") else "memories"

@@ -1,0 +1,166 @@
+"""The line the chat shows with each recall step: through the stand-in host's real log item
+class, for each mode, a reranker that is unavailable, a fallback and shadow mode; beside
+what the host writes, never over it; no key, no memory text; and a missing or odd log item
+is simply skipped."""
+
+import asyncio
+import re
+
+import pytest
+
+from tests.host.fixtures import host  # noqa: F401
+from tests.servers import start
+from tests.test_recall_integration import FILLER, HISTORY, QUESTION, free_port, set_memory_config, set_plugin, store
+
+KEY = "sk-test-0123456789abcdefXYZ"
+
+
+@pytest.fixture
+def chat(host):
+    set_memory_config(host, memory_recall_similarity_threshold=0.0)
+    agent, memory = host.run(store(host))
+    solutions = [f"solution {i}: fixed {FILLER[i]} on atlas by restarting the {FILLER[i + 5]} container" for i in range(10)]
+    host.run(host.insert(memory, solutions, area="solutions"))
+    host.import_plugin("helpers.recall").ensure_wrapped()
+    host.toggle(True)
+    return host, agent, memory
+
+
+async def recall_step(host, agent):
+    """One recall; the log item the chat shows for it, once the plugin is done with it."""
+    result = await host.recall(agent, QUESTION, HISTORY)
+    await host.import_plugin("helpers.shadow").drained()
+    item = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading)
+    return result, item
+
+
+def assert_host_lines_untouched(item, result):
+    """What the host writes is there as the host wrote it; the plugin's line is its own."""
+    kvps = dict(item.kvps)
+    assert item.heading == f"{len(result['memories'])} memories and {len(result['solutions'])} relevant solutions found"
+    for area in ("memories", "solutions"):
+        if result[area]:
+            assert kvps.pop(area) == "\n\n".join(d.page_content for d in result[area])
+    assert set(kvps) == {"reranker"}
+    line = kvps["reranker"]
+    stored = [d.page_content for d in result["memories"] + result["solutions"]]
+    assert not any(text in line for text in stored) and KEY not in line and "memory 1" not in line
+    return line
+
+
+PART = r"\d+ of \d+ from beyond Agent Zero's own search, (top one changed|same top one)"
+
+
+def test_built_in_fusion(chat):
+    host, agent, memory = chat
+    set_plugin(host)
+    result, item = host.run(recall_step(host, agent))
+    line = assert_host_lines_untouched(item, result)
+    assert re.fullmatch(f"built-in fusion — memories: {PART}; solutions: {PART}", line), line
+
+
+def test_with_a_reranker_server(chat):
+    host, agent, memory = chat
+    with start("tei19", api_key=KEY) as srv:
+        set_plugin(host, rerank_endpoint=srv.url, rerank_api_key=KEY)
+        result, item = host.run(recall_step(host, agent))
+    line = assert_host_lines_untouched(item, result)
+    assert re.fullmatch(f"fusion \\+ reranker \\(tei /rerank\\) — memories: {PART}; solutions: {PART}", line), line
+
+
+def test_with_the_built_in_lexical_reranker(chat):
+    host, agent, memory = chat
+    set_plugin(host, rerank_api="lexical")
+    result, item = host.run(recall_step(host, agent))
+    assert assert_host_lines_untouched(item, result).startswith("fusion + built-in lexical reranker — memories: ")
+
+
+@pytest.mark.parametrize("case, words", [
+    ("down", "the server could not be reached"),
+    ("500", "the server answered HTTP 500"),
+    ("slow", "no answer within 0.5 s"),
+    ("garbage", "its answer could not be read"),
+])
+def test_a_reranker_that_is_unavailable_says_why_in_plain_words(chat, case, words):
+    host, agent, memory = chat
+    with start("tei19") as srv:
+        set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=0.5, rerank_retries=0)
+        host.run(recall_step(host, agent))  # the probe: the route is known before the fault
+        if case == "down":
+            set_plugin(host, rerank_endpoint=f"http://127.0.0.1:{free_port()}", rerank_timeout=0.5, rerank_retries=0)
+        else:
+            srv.set_faults(**{"500": {"statuses": [500] * 20}, "slow": {"delay": 2.0}, "garbage": {"body": "malformed"}}[case])
+        result, item = host.run(recall_step(host, agent))
+    line = assert_host_lines_untouched(item, result)
+    assert line.startswith(f"built-in fusion (the reranker was not used: {words}) — memories: "), line
+
+
+def test_a_fallback_to_the_hosts_own_order_says_why(chat):
+    host, agent, memory = chat
+    set_plugin(host, rerank_candidates="many")
+    result, item = host.run(recall_step(host, agent))
+    line = assert_host_lines_untouched(item, result)
+    assert line == ("Agent Zero's own order (the setting rerank_candidates is invalid) — "
+                    "memories: as Agent Zero found them; solutions: as Agent Zero found them")
+
+
+def test_shadow_mode_says_what_applying_would_have_changed(chat):
+    host, agent, memory = chat
+    with start("tei19") as srv:
+        set_plugin(host, rerank_endpoint=srv.url, rerank_apply=False)
+        result, item = host.run(recall_step(host, agent))
+    line = assert_host_lines_untouched(item, result)
+    would = r"\d+ of \d+ would come from beyond Agent Zero's own search, (the top one would change|the same top one)"
+    assert re.fullmatch(f"shadow mode, not applied: fusion \\+ reranker \\(tei /rerank\\) — memories: {would}; solutions: {would}", line), line
+
+
+def test_a_missing_or_odd_log_item_is_skipped(chat, monkeypatch):
+    host, agent, memory = chat
+    set_plugin(host)
+    recall_line = host.import_plugin("helpers.recall_line")
+
+    class Broken:
+        def update(self, **kwargs):
+            raise RuntimeError("a log item of another kind")
+
+    for odd in (None, object(), Broken()):
+        recall_line.show(odd, "memories", "x", "y")  # never raises
+    # Through a recall whose log item breaks on update: the recall is unaffected.
+    logs = agent.context.log
+
+    def log(*args, **kwargs):
+        item = type(logs).log(logs, *args, **kwargs)
+        monkeypatch.setattr(item, "update", Broken().update if False else _only_host_keys(item))
+        return item
+
+    monkeypatch.setattr(logs, "log", log)
+    result = host.run(host.recall(agent, QUESTION, HISTORY))
+    assert result["error"] is None and result["memories"]
+    stats = host.import_plugin("helpers.recall").STATS.snapshot()["totals"]
+    assert stats.get("fused") == 2 and not stats.get("fallback")
+
+
+def _only_host_keys(item):
+    """An update that refuses any key the host does not write."""
+    real = item.update
+
+    def update(**kwargs):
+        if set(kwargs) - {"heading", "query", "memories", "solutions", "content", "type"}:
+            raise RuntimeError("unknown key")
+        return real(**kwargs)
+
+    return update
+
+
+def test_the_line_never_holds_a_servers_own_words(chat):
+    """What a server said (its error body) stays in the status views; the chat gets the kind."""
+    host, agent, memory = chat
+    with start("tei19") as srv:
+        set_plugin(host, rerank_endpoint=srv.url, rerank_retries=0)
+        host.run(recall_step(host, agent))
+        srv.set_faults(statuses=[422] * 20)
+        result, item = host.run(recall_step(host, agent))
+    line = item.kvps["reranker"]
+    status = host.import_plugin("helpers.recall").STATS.snapshot()["last_error"]["reason"]
+    assert "HTTP 422" in status and len(status) > len("reranker unavailable: ServerError: HTTP 422")
+    assert "the server answered HTTP 422" in line and "{" not in line and status.split("HTTP 422", 1)[1].strip(": ")[:20] not in line
