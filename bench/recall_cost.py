@@ -21,7 +21,6 @@ import contextlib
 import random
 import tempfile
 import time
-from typing import Any
 
 import yaml
 

@@ -37,7 +37,7 @@ import yaml
 
 from bench.remote_server import remote
 from tests.host.fixtures import host  # noqa: F401
-from tests.servers import probability, start
+from tests.servers import start
 
 # ---------------------------------------------------------------------------------------
 # The reranked callers, compiled under the host's function and file names.

@@ -155,7 +155,7 @@ def test_uninstall_keeps_a_hand_edited_usr_env_byte_for_byte(host):
 
     env_path = host.root / "usr" / ".env"
     lines = ["# edited on Windows", "AUTH_LOGIN=admin", "", f'export {KEY}="{SECRET}', 'continued"  # mine',
-             f'NOTES="remember:', f'{KEY}=not a binding', '"', "   ", f"{KEY}_BACKUP=keep-me", "TAIL=1"]
+             'NOTES="remember:', f'{KEY}=not a binding', '"', "   ", f"{KEY}_BACKUP=keep-me", "TAIL=1"]
     env_path.write_bytes("\r\n".join(lines).encode())
     dotenv.load_dotenv()
     assert dotenv.get_dotenv_value(KEY) == f"{SECRET}\ncontinued"

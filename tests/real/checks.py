@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import pytest
 
-from helpers import client, connection_test, detect, reranker, status_report, verdicts
+from helpers import client, connection_test, reranker, status_report, verdicts
 from helpers.wire import split_endpoint
 from tests.real.train_tiny_reranker import QUESTIONS, memories
 
