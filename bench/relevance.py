@@ -114,7 +114,7 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
 
     def spy(search):
         snap = Snapshot(
-            "solutions" if "solutions" in search.filter else "memories", search.limit, search.slots,
+            search.area, search.limit, search.slots,
             {role: [d for d, _ in hits] for role, hits in search.found.lists.items()},
             list(search.fused), list(search.candidates), list(search.judged) if search.scored is not None else None, search.host_first,
             similarities={role: [x for _, x in hits] for role, hits in search.found.lists.items()},

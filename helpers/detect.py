@@ -52,7 +52,7 @@ async def resolve(settings: Settings, deadline: client.Deadline) -> Verdict:
         if report.verdict == "not_configured":
             raise NotConfigured(report.reason)
         # The deepest a route got: an answer that could not be read, else an error status.
-        malformed = any(a.reason.startswith("malformed answer") for a in report.attempts)
+        malformed = any(a.malformed for a in report.attempts)
         answered = [a.status for a in report.attempts if a.status not in (None, 404, 405)]
         raise ProbeFailed(report.verdict, report.reason, None if malformed or not answered else answered[-1], malformed)
     return report.result

@@ -77,18 +77,26 @@ class Search:
     notes: list = field(default_factory=list)
 
     @property
+    def area(self) -> str:
+        return area_of(self.filter)
+
+    @property
     def slots(self) -> int:
         """How many of the results reach the prompt: the host cuts the memories and the
         solutions searches to its own max_result settings; memory_load shows them all."""
         if self.call.kind != "recall":
             return self.limit
-        area = "solutions" if "solutions" in self.filter else "memories"
-        return min(self.limit, self.call.slots.get(area, DEFAULT_SLOTS))
+        return min(self.limit, self.call.slots.get(self.area, DEFAULT_SLOTS))
 
     @property
     def host_first(self) -> Any | None:
         host = self.found.host_result if self.found else []
         return host[0] if host else None
+
+
+def area_of(search_filter: str) -> str:
+    """Which of the recall's two searches a filter is: the host filters "solutions" apart."""
+    return "solutions" if "solutions" in (search_filter or "") else "memories"
 
 
 async def run(memory: Any, search: Search) -> Search:
@@ -226,7 +234,7 @@ def explain(search: Search, host_result: list | None) -> None:
     if not settings.apply:
         head = f"shadow mode, not applied: {head}"
     part = recall_line.search_words(search, settings.apply, host_result)
-    recall_line.show(search.call.log_item, recall_line.area_of(search.filter), part, head)
+    recall_line.show(search.call.log_item, search.area, part, head)
 
 
 def shadow_impact(host: list, reranked: list, k: int) -> dict[str, Any]:

@@ -77,9 +77,6 @@ class Found:
     lists: dict[str, list[tuple[Any, float]]] = field(default_factory=dict)
     host_result: list = field(default_factory=list)
 
-    def docs(self, role: str) -> list:
-        return [doc for doc, _ in self.lists.get(role, [])]
-
 
 async def search(memory: Any, searches: Searches, pool_size: int, floor: float,
                  limit: int, threshold: float, filter: str) -> Found:

@@ -237,11 +237,12 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
     return search.docs
 
 
-_PARAMS = ("query", "limit", "threshold", "filter")
+_PARAMS = frozenset({"query", "limit", "threshold", "filter"})
+_REQUIRED = frozenset({"query", "limit", "threshold"})
 
 
 def _search_for(call: Call, settings: Settings, signature, memory, args, kwargs) -> pipeline.Search | None:
-    if not args and kwargs.keys() <= set(_PARAMS) and {"query", "limit", "threshold"} <= kwargs.keys():
+    if not args and kwargs.keys() <= _PARAMS and _REQUIRED <= kwargs.keys():
         params = kwargs  # how both callers call it: by keyword (binding costs more than the rest)
     else:
         arguments = signature.bind(memory, *args, **kwargs)
@@ -268,7 +269,7 @@ async def _fall_back(call: Call, exc: BaseException, started: float, host_answer
     reason = _reason(exc)
     STATS.record(CallRecord("fallback", reason, call.kind, latency_ms=_ms(started)))
     log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, reason)
-    recall_line.show(call.log_item, recall_line.area_of(search_filter), "as Agent Zero found them",
+    recall_line.show(call.log_item, pipeline.area_of(search_filter), "as Agent Zero found them",
                      f"Agent Zero's own order ({recall_line.fallback_words(exc)})")
     return await host_answer
 

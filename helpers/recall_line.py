@@ -128,7 +128,3 @@ def show(log_item: Any, area: str, part: str, head: str) -> None:
         log_item.update(**{KEY: line})
     except Exception as exc:  # the chat line must never cost a recall
         log.info("a0_reranker: could not add the recall line: %s", exc)
-
-
-def area_of(search_filter: str) -> str:
-    return "solutions" if "solutions" in (search_filter or "") else "memories"

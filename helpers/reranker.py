@@ -91,12 +91,6 @@ def _skipped(settings: Settings) -> BreakerOpen:
     return BreakerOpen(f"endpoint failing; skipped for up to {settings.breaker_cooldown:g} s")
 
 
-def skipped_now(settings: Settings) -> BreakerOpen | None:
-    """``BreakerOpen`` while the endpoint's breaker is open, else None. No side effects: the
-    half-open trial after the cool-down is left to the next call that gets through."""
-    return _skipped(settings) if BREAKER.is_open(_breaker_key(settings), settings.breaker_failures) else None
-
-
 async def score_documents(settings: Settings, query: str, documents: Sequence[str], deadline: client.Deadline | None = None) -> Scored:
     """Scores for ``documents`` in input order, by the settings' scorer, with what that
     scorer declares it needs around it. Raises ``RerankError``; callers fall back."""

@@ -70,6 +70,7 @@ class Attempt:
     latency_ms: float = 0.0
     models: tuple[str, ...] = ()  # the model names the server listed in its error
     timed_out: bool = False  # no answer within the call's deadline
+    malformed: bool = False  # an answer that could not be read as scores
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -9,7 +9,7 @@ import asyncio
 import re
 
 from tests.host.fixtures import host  # noqa: F401
-from tests.test_recall_integration import FILLER, QUESTION, _spy_searches, set_memory_config, store
+from tests.test_recall_integration import QUESTION, SOLUTIONS, _spy_searches, set_memory_config, store
 
 LLM_QUERY = "grafana dashboard port on the atlas server"
 HISTORY = [("user", "we talked about the garden and recipes for a while"),
@@ -56,8 +56,7 @@ def test_the_post_filter_gets_the_plugins_pool_in_the_plugins_order(host):
         set_memory_config(host, memory_recall_similarity_threshold=0.0, memory_recall_memories_max_result=12,
                           memory_recall_solutions_max_result=8)
         agent, memory = await store(host)
-        solutions = [f"solution {i}: fixed {FILLER[i]} on atlas by restarting the {FILLER[i + 5]} container" for i in range(10)]
-        await host.insert(memory, solutions, area="solutions")
+        await host.insert(memory, SOLUTIONS, area="solutions")
         host.import_plugin("helpers.recall").ensure_wrapped()
         host.toggle(True)
         host.set_config({})

@@ -119,15 +119,24 @@ def test_a_memory_ranked_25th_of_60_reaches_the_top_5(host):
     asyncio.run(main())
 
 
+SOLUTIONS = [f"solution {i}: fixed {FILLER[i]} on atlas by restarting the {FILLER[i + 5]} container" for i in range(10)]
+
+
+def enabled_store(host):
+    """60 memories and 10 solutions, every one read by recall (threshold 0), the plugin
+    wrapped and enabled: (agent, memory)."""
+    set_memory_config(host, memory_recall_similarity_threshold=0.0)
+    agent, memory = host.run(store(host))
+    host.run(host.insert(memory, SOLUTIONS, area="solutions"))
+    wrapped_module(host)
+    host.toggle(True)
+    return agent, memory
+
+
 @pytest.fixture
 def live(host):
     """A host with 60 memories, the plugin enabled and pointed at a working TEI server."""
-    set_memory_config(host, memory_recall_similarity_threshold=0.0)
-    agent, memory = host.run(store(host))
-    solutions = [f"solution {i}: fixed {FILLER[i]} on atlas by restarting the {FILLER[i + 5]} container" for i in range(10)]
-    host.run(host.insert(memory, solutions, area="solutions"))
-    wrapped_module(host)
-    host.toggle(True)
+    agent, memory = enabled_store(host)
     with start("tei19") as srv:
         set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=1.0, rerank_retries=0)
         yield host, agent, memory, srv

@@ -9,19 +9,14 @@ import pytest
 
 from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
-from tests.test_recall_integration import FILLER, HISTORY, QUESTION, free_port, set_memory_config, set_plugin, store
+from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, free_port, set_plugin
 
 KEY = "sk-test-0123456789abcdefXYZ"
 
 
 @pytest.fixture
 def chat(host):
-    set_memory_config(host, memory_recall_similarity_threshold=0.0)
-    agent, memory = host.run(store(host))
-    solutions = [f"solution {i}: fixed {FILLER[i]} on atlas by restarting the {FILLER[i + 5]} container" for i in range(10)]
-    host.run(host.insert(memory, solutions, area="solutions"))
-    host.import_plugin("helpers.recall").ensure_wrapped()
-    host.toggle(True)
+    agent, memory = enabled_store(host)
     return host, agent, memory
 
 

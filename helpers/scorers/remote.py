@@ -84,7 +84,7 @@ async def _try_route(settings: Settings, route: Route, deadline: client.Deadline
     except DeadlineExceeded as exc:
         attempt.reason, attempt.timed_out = str(exc), True
     except RerankError as exc:
-        attempt.reason = f"malformed answer: {exc}"
+        attempt.reason, attempt.malformed = f"malformed answer: {exc}", True
     attempt.latency_ms = (time.monotonic() - started) * 1000
     return attempt
 
