@@ -22,9 +22,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import fusion, pool, postprocess, recall_line, shadow_log
+from . import fusion, pool, postprocess, recall_budget, recall_line, shadow_log
 from .client import Deadline
-from .errors import RerankError
+from .errors import DeadlineExceeded, RerankError
 from .reranker import Scored, score_documents
 from .settings import Settings
 from .stats import STATS, CallRecord
@@ -33,7 +33,7 @@ log = logging.getLogger("a0_reranker")
 
 # The reranker's own deadline (rerank_timeout) runs out first: its DeadlineExceeded counts
 # toward the breaker, and this outer guard only catches a call stuck past it.
-_TIMEOUT_GRACE_S = 0.25
+TIMEOUT_GRACE_S = 0.25
 DEFAULT_SLOTS = 5  # the host's memory_recall_memories_max_result default
 
 
@@ -47,6 +47,8 @@ class Call:
     message: str | None = None  # the user's own words (recall only), read from the caller
     history: str | None = None  # the history the host searched with, before the message
     slots: dict[str, int] = field(default_factory=dict)  # memories / solutions -> prompt slots
+    # The recall's one deadline (recall_budget.py), shared by its two searches.
+    deadline: Deadline = field(default_factory=lambda: Deadline.after(recall_budget.RECALL_BUDGET_S))
 
 
 @dataclass
@@ -156,13 +158,16 @@ def fuse(search: Search) -> None:
 
 async def score(search: Search) -> None:
     """The reranker's scores for the pool, or why there are none. Never raises, except
-    cancellation: every failure leaves the fused order standing."""
+    cancellation: every failure leaves the fused order standing. The call gets its own
+    timeout or what is left of the recall's deadline, whichever is shorter."""
     settings = search.settings
     if not settings.has_reranker:
         return
-    deadline = Deadline.after(settings.timeout)
+    deadline = recall_budget.call_deadline(search.call.deadline, settings.timeout)
     try:
-        async with asyncio.timeout(settings.timeout + _TIMEOUT_GRACE_S):
+        if deadline.remaining() < recall_budget.MIN_CALL_S:
+            raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
+        async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
             search.scored = await score_documents(settings, search.rerank_query, [d.page_content for d in search.candidates], deadline)
     except asyncio.CancelledError:
         raise
@@ -262,7 +267,7 @@ def _spearman(ranks_in_host_order: list[int]) -> float:
 
 def unavailable_reason(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
-        return "timeout: no answer within rerank_timeout"
+        return "timeout: no answer within rerank_timeout or the recall's deadline"
     if isinstance(exc, RerankError):
         return f"{type(exc).__name__}: {exc}"
     return f"unexpected {type(exc).__name__}: {str(exc)[:200]}"

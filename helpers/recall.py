@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from . import pipeline, recall_line, shadow
+from . import pipeline, recall_budget, recall_line, shadow
 from .pipeline import Call
 from .reranker import PLUGIN_NAME
 from .settings import Settings, SettingsError
@@ -123,7 +123,7 @@ def identify_caller(frame: Any) -> Call | None:
     if kind is None:
         return None
     local_vars = frame.f_locals
-    call = Call(kind, getattr(local_vars.get("self"), "agent", None))
+    call = Call(kind, getattr(local_vars.get("self"), "agent", None), deadline=recall_budget.for_search(kind))
     if kind == "recall":
         call.log_item = local_vars.get("log_item")
         # The recall extension keeps the user's message, the history it used and its own
@@ -225,7 +225,10 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         shadow.submit(lambda: _measure(memory, search, host_result), lambda: _still_shadow(call.agent), call.kind)
         return host_result
     try:
-        await pipeline.run(memory, search)
+        # The recall's deadline bounds the plugin's own steps too (a slow embedder, a huge
+        # store): past it, the host's own answer, while the host still has time to use it.
+        async with asyncio.timeout(max(recall_budget.MIN_CALL_S, call.deadline.remaining()) + 2 * pipeline.TIMEOUT_GRACE_S):
+            await pipeline.run(memory, search)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a failure of the plugin's own steps: the host's own answer
@@ -278,6 +281,8 @@ async def _measure(memory: Any, search: pipeline.Search, host_result: list) -> N
     """Shadow mode, in the background: the whole pipeline, recorded against what the host
     returned. A failure is counted; the agent already has the host's answer."""
     started = time.monotonic()
+    # Off the recall's path: the recall's deadline is not this measurement's.
+    search.call.deadline = recall_budget.Deadline.after(recall_budget.RECALL_BUDGET_S)
     try:
         await pipeline.run(memory, search)
     except asyncio.CancelledError:

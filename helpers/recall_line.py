@@ -85,6 +85,8 @@ def fallback_words(exc: BaseException) -> str:
     """Why the plugin left the host's own result, from the kind of failure alone."""
     if isinstance(exc, SettingsError):
         return f"the setting {exc.key} is invalid"
+    if isinstance(exc, TimeoutError):
+        return "the recall's time ran out"
     return f"the plugin's search failed ({type(exc).__name__})"
 
 
