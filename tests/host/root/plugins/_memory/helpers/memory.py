@@ -7,7 +7,8 @@ so the 20-candidate cap of filtered FAISS searches happens exactly as in the hos
 
 Differences from the real module, all confined to persistence: a MyFaiss created by the
 test harness carries `_a0_host_in_memory = True` and is never written to disk; knowledge
-preloading finds no knowledge files (the stand-in root ships none).
+preloading finds no knowledge files unless a test puts a tree in the root's knowledge/ (the
+stand-in root ships none; bench/relevance_corpus/knowledge.py copies one there).
 """
 import json
 import logging
