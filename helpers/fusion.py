@@ -16,9 +16,15 @@ what was measured and why these won.
 
 from __future__ import annotations
 
+import math
+import statistics
 from typing import Any, Callable, Hashable, Sequence
 
 RRF_K = 60  # the constant of the original paper; see the README for the k measured here
+# How far above the pool's typical score a reranker's pick must stand, in robust standard
+# deviations, to take a place from the fused order. Chosen on the tuning half of the bench:
+# a noisy or weak reranker's picks rarely stand out that far, a good one's relevant ones do.
+STANDOUT_Z = 2.0
 
 
 def fuse(lists: Sequence[Sequence[Any]], key: Callable[[Any], Hashable], k: float = RRF_K) -> list[tuple[Any, float]]:
@@ -33,6 +39,26 @@ def fuse(lists: Sequence[Sequence[Any]], key: Callable[[Any], Hashable], k: floa
             scores[name] = scores.get(name, 0.0) + 1.0 / (k + rank)
     order = sorted(scores, key=lambda name: -scores[name])  # stable: first appearance wins ties
     return [(items[name], scores[name]) for name in order]
+
+
+def standing_out(scores: Sequence[float], scale: str) -> list[bool]:
+    """Which scores stand out from the pool: at least STANDOUT_Z robust standard deviations
+    (1.4826 x the median absolute deviation; the plain deviation when more than half the
+    pool scores alike) above the pool's median. Probabilities are read as logits first, so
+    a sigmoid's saturation near 0 and 1 does not hide how far apart two scores are."""
+    values = [_logit(s) for s in scores] if scale == "probability" else [float(s) for s in scores]
+    if len(values) < 3:
+        return [False] * len(values)
+    middle = statistics.median(values)
+    spread = 1.4826 * statistics.median(abs(v - middle) for v in values) or statistics.pstdev(values)
+    if spread <= 1e-12:
+        return [False] * len(values)  # every score alike: nothing stands out
+    return [(v - middle) / spread >= STANDOUT_Z for v in values]
+
+
+def _logit(p: float) -> float:
+    p = min(max(float(p), 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
 
 
 def combine(fused: Sequence[Any], reranked: Sequence[Any], key: Callable[[Any], Hashable]) -> list:

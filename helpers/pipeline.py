@@ -47,6 +47,7 @@ class Call:
     message: str | None = None  # the user's own words (recall only), read from the caller
     history: str | None = None  # the history the host searched with, before the message
     slots: dict[str, int] = field(default_factory=dict)  # memories / solutions -> prompt slots
+    query_prepared: bool = False  # the host's query was written by its utility model (memory_recall_query_prep)
     # The recall's one deadline (recall_budget.py), shared by its two searches.
     deadline: Deadline = field(default_factory=lambda: Deadline.after(recall_budget.RECALL_BUDGET_S))
 
@@ -130,29 +131,53 @@ def _floor(setting: float, threshold: float) -> float:
     return min(threshold, setting) if setting > 0 else threshold
 
 
+# How deep each search's list reaches for a reranker's pool, in rerank_candidates: the user's
+# message is the precise text (its top 40 held an answer for 0.97 of the tuning questions,
+# the three lists at 20 each for 0.96); the host's query, mostly wrapping, adds least.
+POOL_DEPTH = {pool.MESSAGE: 2.0, pool.FOLLOWUP: 1.0, pool.HOST: 0.5}
+
+
+def fused_roles(search: Search) -> tuple[str, ...]:
+    """The searches whose lists make the fused order. The host's own query is the user's
+    message plus up to 10,000 characters of history, of which its embedder reads the start:
+    the greeting in a new chat, tool JSON later. Measured (bench/relevance.py), its list in
+    the fusion cost recall on every class and brought Agent Zero's knowledge files into the
+    prompt; so it only takes part when it is all there is (no message known: memory_load),
+    or when the utility model wrote it (memory_recall_query_prep)."""
+    roles = tuple(r for r in (pool.MESSAGE, pool.FOLLOWUP) if r in search.found.lists)
+    if not roles or search.call.query_prepared:
+        roles += (pool.HOST,)
+    return roles
+
+
 async def gather(memory: Any, search: Search) -> None:
     settings = search.settings
     search.fused_floor = _floor(settings.fusion_threshold, search.threshold)
     # A reranker reads further down the lists than fusion trusts them; without one, the
     # memories below the fused order's floor would be found only to be left out.
     floor = min(search.fused_floor, _floor(settings.pool_threshold, search.threshold)) if settings.has_reranker else search.fused_floor
-    # Each search brings up to rerank_candidates memories; their union is the pool, so an
-    # extra search never crowds the host's own candidates out.
-    pool_size = max(search.limit, settings.candidates)
-    search.found = await pool.search(memory, search.searches, pool_size, floor, search.limit, search.threshold, search.filter)
+    # Each search brings its own list, so an extra search never crowds another one's out;
+    # the fused order reads rerank_candidates of each, a reranker's pool further.
+    depth = max(search.limit, settings.candidates)
+    depths = {role: max(depth, round(settings.candidates * share)) if settings.has_reranker else depth
+              for role, share in POOL_DEPTH.items()}
+    search.found = await pool.search(memory, search.searches, depths, floor, search.limit, search.threshold, search.filter)
 
 
 def fuse(search: Search) -> None:
-    lists, seen = [], set()
-    for hits in search.found.lists.values():
+    depth = max(search.limit, search.settings.candidates)
+    fused_lists, seen = [], set()
+    for role in fused_roles(search):
+        hits = search.found.lists[role]
         if id(hits) not in seen:  # roles that share a text share one list: count it once
             seen.add(id(hits))
-            lists.append(hits)
-    fused = fusion.fuse([[d for d, x in hits if x >= search.fused_floor] for hits in lists], pool.doc_key)
+            fused_lists.append([d for d, x in hits[:depth] if x >= search.fused_floor])
+    fused = fusion.fuse(fused_lists, pool.doc_key)
     search.fused = [doc for doc, _ in fused]
     search.fused_scores = [s for _, s in fused]
     in_fused = {pool.doc_key(d) for d in search.fused}
-    below = fusion.fuse([[d for d, _ in hits] for hits in lists], pool.doc_key)
+    every_list = list({id(hits): hits for hits in search.found.lists.values()}.values())
+    below = fusion.fuse([[d for d, _ in hits] for hits in every_list], pool.doc_key)
     search.candidates = search.fused + [doc for doc, _ in below if pool.doc_key(doc) not in in_fused]
 
 
@@ -191,14 +216,39 @@ def policies(memory: Any, search: Search) -> None:
 
 
 def combine(search: Search) -> None:
+    """The prompt's order. With a reranker's scores: its picks that stand out from the pool
+    (fusion.standing_out) take the better of their two places against the fused order, so
+    a weak reranker's noise cannot push out what the searches found; the rest follow in
+    its order. Then the host's own first memory is kept within the prompt's slots, and
+    Agent Zero's knowledge files go after the user's own memories."""
     docs = search.judged
     if search.scored is not None and docs:
         kept = {pool.doc_key(d) for d in docs}  # the floor's verdict holds for both
-        docs = fusion.combine([d for d in search.fused if pool.doc_key(d) in kept], docs, pool.doc_key)
-    first = search.host_first
-    if first is not None and docs:
+        score_of = {pool.doc_key(d): s for d, s in zip(search.candidates, search.scored.scores)}
+        flags = fusion.standing_out([score_of[pool.doc_key(d)] for d in docs], search.scored.scale)
+        confident = [d for d, out in zip(docs, flags) if out]
+        merged = fusion.combine([d for d in search.fused if pool.doc_key(d) in kept], confident, pool.doc_key)
+        placed = {pool.doc_key(d) for d in merged}
+        docs = merged + [d for d in docs if pool.doc_key(d) not in placed]
+    first, asked = search.host_first, _message_first(search)
+    if first is not None and docs and not (pool.is_knowledge(first) and pool.doc_key(first) != asked):
         docs = fusion.keep_first(docs, first, search.slots, pool.doc_key)
-    search.docs = docs[: search.limit]
+    search.docs = _knowledge_last(docs, asked)[: search.limit]
+
+
+def _message_first(search: Search) -> Any:
+    """The key of the memory the user's message alone finds first, if any."""
+    hits = search.found.lists.get(pool.MESSAGE) if search.found else None
+    return pool.doc_key(hits[0][0]) if hits else None
+
+
+def _knowledge_last(docs: list, asked: Any) -> list:
+    """Agent Zero's knowledge chunks after the user's own memories: the greeting and tool
+    JSON that fill a recall's query are their words, so they otherwise crowd the prompt.
+    One stays where it is when the user's message itself finds it first (a question about
+    Agent Zero)."""
+    crowding = lambda d: pool.is_knowledge(d) and pool.doc_key(d) != asked  # noqa: E731
+    return [d for d in docs if not crowding(d)] + [d for d in docs if crowding(d)]
 
 
 def record(search: Search, host_result: list | None, latency: float) -> None:

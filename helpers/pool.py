@@ -78,14 +78,17 @@ class Found:
     host_result: list = field(default_factory=list)
 
 
-async def search(memory: Any, searches: Searches, pool_size: int, floor: float,
+async def search(memory: Any, searches: Searches, depths: dict[str, int], floor: float,
                  limit: int, threshold: float, filter: str) -> Found:
-    """Every text of ``searches`` against the host's store, in one batched FAISS search."""
+    """Every text of ``searches`` against the host's store, in one batched FAISS search.
+    ``depths``: how many hits each role's list holds at most (roles sharing a text share
+    the deepest)."""
     texts = searches.texts()
     distinct = list(dict.fromkeys(texts.values()))
     vectors = await query_vectors.embed(memory.db, distinct)
     comparator = remembering_comparator(type(memory)._get_comparator(filter), filter) if filter else None
-    rows = await asyncio.to_thread(_search_rows, memory.db, vectors, pool_size, floor, comparator)
+    sizes = [max(depths.get(role, limit) for role, t in texts.items() if t == text) for text in distinct]
+    rows = await asyncio.to_thread(_search_rows, memory.db, vectors, sizes, floor, comparator)
     row_of = {role: distinct.index(text) for role, text in texts.items()}
     found = Found({role: rows.hits[row] for role, row in row_of.items()})
     found.host_result = _host_result(memory.db, rows, row_of[HOST], limit, threshold, comparator)
@@ -99,7 +102,7 @@ class _Rows:
     heads: list[list[tuple[str, float]]]
 
 
-def _search_rows(db: Any, vectors: list[list[float]], pool_size: int, floor: float,
+def _search_rows(db: Any, vectors: list[list[float]], sizes: list[int], floor: float,
                  comparator: Callable[[dict], Any] | None) -> _Rows:
     """Runs in a worker thread: FAISS releases the GIL while it scans."""
     import numpy as np  # inside Agent Zero with FAISS, numpy is always present
@@ -113,10 +116,10 @@ def _search_rows(db: Any, vectors: list[list[float]], pool_size: int, floor: flo
     rows = _Rows([[] for _ in vectors], [[] for _ in vectors])
     radius = _inner_product_floor(db, relevance_of, floor)
     if radius is None:
-        _search_nearest(db, queries, rows, relevance_of, floor, pool_size, comparator)
+        _search_nearest(db, queries, rows, relevance_of, floor, sizes, comparator)
         return rows
     for row, scan in enumerate(_above_floor(db, queries, radius, floor)):
-        args = (rows.hits[row], rows.heads[row], db.index_to_docstore_id, db.docstore, relevance_of, floor, pool_size, comparator)
+        args = (rows.hits[row], rows.heads[row], db.index_to_docstore_id, db.docstore, relevance_of, floor, sizes[row], comparator)
         done = _read_row(scan.scores, scan.positions, 0, *args)
         if not done and not scan.complete:  # a filter few memories pass: read past the prefix
             whole = _scan_rows(db.index, queries[row : row + 1], radius, whole=True)[0]
@@ -197,20 +200,20 @@ def _above_floor(db: Any, queries: Any, radius: float, floor: float) -> list[_Sc
     return [known[key] for key in keys]
 
 
-def _search_nearest(db: Any, queries: Any, rows: _Rows, relevance_of, floor: float, pool_size: int, comparator) -> None:
+def _search_nearest(db: Any, queries: Any, rows: _Rows, relevance_of, floor: float, sizes: list[int], comparator) -> None:
     """Any other store: nearest-neighbour searches, each row fetching four times as many
     vectors until it is full or its relevance falls below the floor."""
     index = db.index
     total = index.ntotal
     pending = list(range(len(queries)))
     read = [0] * len(queries)
-    fetch = min(total, max(pool_size * _GROWTH, HOST_FETCH_K * 2))
+    fetch = min(total, max(max(sizes) * _GROWTH, HOST_FETCH_K * 2))
     while pending and fetch > 0:
         scores, positions = index.search(queries[pending], fetch)
         still = []
         for row, row_scores, row_positions in zip(pending, scores, positions):
             done = _read_row(row_scores, row_positions, read[row], rows.hits[row], rows.heads[row],
-                             db.index_to_docstore_id, db.docstore, relevance_of, floor, pool_size, comparator)
+                             db.index_to_docstore_id, db.docstore, relevance_of, floor, sizes[row], comparator)
             read[row] = len(row_positions)
             if not done:
                 still.append(row)
@@ -309,6 +312,12 @@ def _names_read(condition: str) -> tuple[str, ...] | None:
 
 def doc_key(doc: Any) -> Any:
     return (doc.metadata or {}).get("id") or id(doc)
+
+
+def is_knowledge(doc: Any) -> bool:
+    """One of Agent Zero's own knowledge files, preloaded into every store (the host marks
+    each chunk ``knowledge_source: True``), rather than something the user's agent saved."""
+    return (doc.metadata or {}).get("knowledge_source") is True
 
 
 def similarity_matrix(memory: Any, docs: Sequence[Any]) -> Any | None:

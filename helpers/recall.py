@@ -135,6 +135,7 @@ def identify_caller(frame: Any) -> Call | None:
                 # The message is already the history's last entry; keep only what came before.
                 call.history = history[: -len(rendered)].rstrip() if history.endswith(rendered) else history
         call.slots = _prompt_slots(local_vars.get("set"))
+        call.query_prepared = _setting_on(local_vars.get("set"), "memory_recall_query_prep")
     return call
 
 
@@ -148,6 +149,10 @@ def _prompt_slots(memory_settings: Any) -> dict[str, int]:
             except (KeyError, TypeError, ValueError):
                 pass
     return slots
+
+
+def _setting_on(memory_settings: Any, key: str) -> bool:
+    return isinstance(memory_settings, dict) and memory_settings.get(key) in (True, "true", "True", 1)
 
 
 def message_text(rendered: str) -> str:

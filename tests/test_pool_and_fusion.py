@@ -75,6 +75,9 @@ def _brute_force(memory, text, pool_size, floor, filter_):
     return [doc for _, _, doc in scored[:pool_size]]
 
 
+EVERY_20 = {"host": 20, "message": 20, "followup": 20}
+
+
 def _queries(rng, n):
     return [" ".join(rng.sample(FILLER, rng.randint(1, 5))) + f" on the home server {i}" for i in range(n)]
 
@@ -93,11 +96,13 @@ def test_the_pool_is_what_a_brute_force_read_finds_and_the_host_result_is_the_ho
         checked = 0
         for text in _queries(rng, 12):
             for filter_ in FILTERS:
-                floor, threshold, limit, size = rng.choice([0.0, 0.55, 0.6]), rng.choice([0.0, 0.6, 0.7]), rng.choice([3, 8, 12]), rng.choice([5, 20, 40])
+                floor, threshold, limit = rng.choice([0.0, 0.55, 0.6]), rng.choice([0.0, 0.6, 0.7]), rng.choice([3, 8, 12])
+                # each role's list as deep as asked: the message deeper than the host's query
+                depths = {"host": rng.choice([5, 10, 20]), "message": rng.choice([5, 20, 40])}
                 searches = pool.Searches(host=text, message=text.split(" on ")[0])
-                found = await pool.search(memory, searches, size, min(floor, threshold), limit, threshold, filter_)
+                found = await pool.search(memory, searches, depths, min(floor, threshold), limit, threshold, filter_)
                 for role, query in searches.texts().items():
-                    want = _brute_force(memory, query, size, min(floor, threshold), filter_)
+                    want = _brute_force(memory, query, depths[role], min(floor, threshold), filter_)
                     assert [id(d) for d, _ in found.lists[role]] == [id(d) for d in want], (role, query, filter_)
                 host_result = await original(memory, text, limit, threshold, filter_)
                 assert [id(d) for d in found.host_result] == [id(d) for d in host_result], (text, filter_, limit, threshold)
@@ -116,11 +121,11 @@ def test_both_searches_of_a_recall_share_one_scan_of_the_index(host):
         real = index.range_search
         index.range_search = lambda queries, radius: scans.append(len(queries)) or real(queries, radius)
         searches = pool.Searches(host="the host's long query about grafana", message="grafana", followup="grafana\n\nand docker")
-        await pool.search(memory, searches, 20, 0.55, 12, 0.7, FILTERS[1])
-        await pool.search(memory, searches, 20, 0.55, 8, 0.7, FILTERS[2])
+        await pool.search(memory, searches, EVERY_20, 0.55, 12, 0.7, FILTERS[1])
+        await pool.search(memory, searches, EVERY_20, 0.55, 8, 0.7, FILTERS[2])
         assert scans == [3]  # three texts, one call, for both searches
         await host.insert(memory, ["a new memory about grafana"], area="main")  # the store changed
-        await pool.search(memory, searches, 20, 0.55, 8, 0.7, FILTERS[2])
+        await pool.search(memory, searches, EVERY_20, 0.55, 8, 0.7, FILTERS[2])
         assert scans == [3, 3]
 
     asyncio.run(main())
@@ -130,10 +135,10 @@ def test_a_search_with_nothing_above_the_floor_and_an_empty_store(host):
     async def main():
         memory = await _store(host, n=30)
         pool = host.import_plugin("helpers.pool")
-        found = await pool.search(memory, pool.Searches(host="zzzz qqqq"), 20, 0.99, 5, 0.99, FILTERS[1])
+        found = await pool.search(memory, pool.Searches(host="zzzz qqqq"), EVERY_20, 0.99, 5, 0.99, FILTERS[1])
         assert found.lists == {"host": []} and found.host_result == []
         empty = await host.memory(host.agent(), subdir="empty")
-        found = await pool.search(empty, pool.Searches(host="grafana", message="grafana port"), 20, 0.0, 5, 0.0, "")
+        found = await pool.search(empty, pool.Searches(host="grafana", message="grafana port"), EVERY_20, 0.0, 5, 0.0, "")
         assert found.lists == {"message": [], "host": []} and found.host_result == []
 
     asyncio.run(main())
