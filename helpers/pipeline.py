@@ -47,6 +47,7 @@ class Call:
     message: str | None = None  # the user's own words (recall only), read from the caller
     history: str | None = None  # the history the host searched with, before the message
     slots: dict[str, int] = field(default_factory=dict)  # memories / solutions -> prompt slots
+    post_filter: bool = False  # the host's memory_recall_post_filter is on: its utility model judges too
 
 
 @dataclass
@@ -233,6 +234,7 @@ def explain(search: Search, host_result: list | None) -> None:
         head = recall_line.mode_words(settings)
     if not settings.apply:
         head = f"shadow mode, not applied: {head}"
+    head += recall_line.judge_words(search)
     part = recall_line.search_words(search, settings.apply, host_result)
     recall_line.show(search.call.log_item, search.area, part, head)
 

@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from . import pipeline, recall_line, shadow
+from . import calling_agent, pipeline, recall_line, shadow
 from .pipeline import Call
 from .reranker import PLUGIN_NAME
 from .settings import Settings, SettingsError
@@ -135,6 +135,7 @@ def identify_caller(frame: Any) -> Call | None:
                 # The message is already the history's last entry; keep only what came before.
                 call.history = history[: -len(rendered)].rstrip() if history.endswith(rendered) else history
         call.slots = _prompt_slots(local_vars.get("set"))
+        call.post_filter = _post_filter_on(local_vars.get("set"))
     return call
 
 
@@ -148,6 +149,12 @@ def _prompt_slots(memory_settings: Any) -> dict[str, int]:
             except (KeyError, TypeError, ValueError):
                 pass
     return slots
+
+
+def _post_filter_on(memory_settings: Any) -> bool:
+    """The host's own utility-model post-filter of recalled memories is on (by the host's own
+    test: the value's truth)."""
+    return isinstance(memory_settings, dict) and bool(memory_settings.get("memory_recall_post_filter"))
 
 
 def message_text(rendered: str) -> str:
@@ -225,7 +232,8 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         shadow.submit(lambda: _measure(memory, search, host_result), lambda: _still_shadow(call.agent), call.kind)
         return host_result
     try:
-        await pipeline.run(memory, search)
+        with calling_agent.asking(call.agent):  # the utility-model judge asks this agent's model
+            await pipeline.run(memory, search)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a failure of the plugin's own steps: the host's own answer
@@ -279,7 +287,8 @@ async def _measure(memory: Any, search: pipeline.Search, host_result: list) -> N
     returned. A failure is counted; the agent already has the host's answer."""
     started = time.monotonic()
     try:
-        await pipeline.run(memory, search)
+        with calling_agent.asking(search.call.agent):
+            await pipeline.run(memory, search)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
