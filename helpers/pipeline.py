@@ -234,8 +234,8 @@ def explain(search: Search, host_result: list | None) -> None:
         head = recall_line.mode_words(settings)
     if not settings.apply:
         head = f"shadow mode, not applied: {head}"
-    head += recall_line.judge_words(search)
     part = recall_line.search_words(search, settings.apply, host_result)
+    head, part = recall_line.with_judge_words(search, head, part)
     recall_line.show(search.call.log_item, search.area, part, head)
 
 

@@ -56,20 +56,20 @@ PROBE_WORDS = {
 }
 
 
-def judge_words(search: Any) -> str:
-    """What the head adds for the utility-model judge: how long its answer took, and that the
-    host's own post-filter asks the same model again when it is on too."""
+def with_judge_words(search: Any, head: str, part: str) -> tuple[str, str]:
+    """The utility-model judge's words: on the head, that the host's own post-filter asks
+    the same model again when it is on too; on the search's part, how long its answer took
+    (per search, so the two searches still share one head)."""
     if search.settings.api != "utility":
-        return ""
-    text = ""
+        return head, part
     scored = search.scored
     if scored is not None and scored.latency_ms is not None:
-        text += f", answered in {scored.latency_ms / 1000:.1f} s"
+        part += f", judged in {scored.latency_ms / 1000:.1f} s"
     elif scored is not None:
-        text += ", its scores from the cache"
+        part += ", judged from the score cache"
     if search.call.post_filter:
-        text += "; Agent Zero's memory post-filter is on too, so the utility model judges twice (turn the post-filter off)"
-    return text
+        head += "; Agent Zero's memory post-filter is on too, so the utility model judges twice (turn the post-filter off)"
+    return head, part
 
 
 def unavailable_words(exc: BaseException, settings: Settings) -> str:
