@@ -15,7 +15,9 @@ class TestConnection(ApiHandler):
             from usr.plugins.a0_reranker.helpers import connection_test
 
             form = input.get("config") if isinstance(input, dict) else None
-            return await asyncio.wait_for(connection_test.run(form), timeout=MAX_WAIT_S)
+            # The chat the panel was opened from: its agent's utility model judges (rerank_api: utility).
+            context = input.get("context") if isinstance(input, dict) else None
+            return await asyncio.wait_for(connection_test.run(form, context), timeout=MAX_WAIT_S)
         except asyncio.TimeoutError:
             return _failed(input, f"the test took longer than {MAX_WAIT_S:g} s")
         except Exception as exc:

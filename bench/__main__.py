@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bench import cache, client_overhead, loop_stall, outage, peers, recall_cost, recall_overhead
+from bench import cache, client_overhead, judge_cost, loop_stall, outage, peers, recall_cost, recall_overhead
 from bench.common import Row, print_table, write_json
 from bench.recall_rig import rig
 
@@ -28,6 +28,7 @@ def run_all() -> list[Row]:
     with rig(memories=600) as r:
         rows += r.host.run(loop_stall.recall_rows(r))
     rows += recall_cost.measure()
+    rows += judge_cost.measure()
     return rows
 
 

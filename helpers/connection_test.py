@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import reranker, verdicts
+from . import calling_agent, reranker, verdicts
 from .settings import API_KEY_PLACEHOLDER, LIMITS, coerce
 
 
@@ -26,10 +26,61 @@ def unsaved_keys(form: Mapping[str, Any], saved: Mapping[str, Any]) -> list[str]
     return changed
 
 
-async def run(form: Mapping[str, Any] | None) -> dict[str, Any]:
+def _asks_utility_model(form: Mapping[str, Any]) -> bool:
+    try:
+        return coerce("rerank_api", form.get("rerank_api", "auto")) == "utility"
+    except ValueError:
+        return False
+
+
+def judge_agent(context_id: Any) -> tuple[Any, str]:
+    """Whom Test connection asks for Agent Zero's utility model, and that in words: the agent
+    of the chat the panel was opened from, else the model built from Agent Zero's model
+    settings the way the host builds it (no chat), else nobody (the probe says why)."""
+    if isinstance(context_id, str) and context_id:
+        try:
+            from agent import AgentContext  # the host's, only inside Agent Zero
+
+            context = AgentContext.get(context_id)
+            if context is not None:
+                agent = context.get_agent()
+                return agent, f"asked the utility model of the open chat ({calling_agent.model_name(agent)})"
+        except Exception:
+            pass
+    try:
+        model = calling_agent.HostUtilityModel.from_host_settings()
+        return model, f"asked the utility model of Agent Zero's model settings ({model.utility_model_name}); no chat was open"
+    except Exception as exc:
+        return None, f"no chat was open and the utility model could not be built from Agent Zero's model settings ({type(exc).__name__})"
+
+
+def post_filter_on(agent: Any) -> bool:
+    """Agent Zero's own memory post-filter (the _memory plugin's memory_recall_post_filter)."""
+    try:
+        from helpers import plugins  # the host's
+
+        config = plugins.get_plugin_config("_memory", agent=agent if hasattr(agent, "context") else None) or {}
+        return bool(config.get("memory_recall_post_filter"))
+    except Exception:
+        return False
+
+
+POST_FILTER_NOTE = ("Agent Zero's memory post-filter is on too (Memory settings): the utility model would judge each recall twice. "
+                    "Turn the post-filter off: this judge reads the whole pool, the post-filter only what is already cut to the prompt.")
+
+
+async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[str, Any]:
     if not isinstance(form, Mapping):
         return {"ok": False, "report": verdicts.failed_report("bad_setting", "no settings were sent"), "unsaved": [], "note": ""}
-    report = await reranker.aprobe(dict(form))
+    if _asks_utility_model(form):
+        agent, asked = judge_agent(context_id)
+        with calling_agent.asking(agent):
+            report = await reranker.aprobe(dict(form))
+        report["notes"] = [f"Agent Zero's utility model: {asked}"] + list(report.get("notes") or [])
+        if post_filter_on(agent):
+            report["notes"].append(POST_FILTER_NOTE)
+    else:
+        report = await reranker.aprobe(dict(form))
     unsaved = unsaved_keys(form, reranker.configured_mapping(None))
     return {
         "ok": bool(report.get("ok")),

@@ -12,6 +12,7 @@ FUSION = "fusion"
 LEXICAL = "fusion+lexical"
 LOCAL = "fusion+local"
 REMOTE = "fusion+reranker"
+UTILITY = "fusion+utility"
 
 
 def mode(settings: Settings) -> str:
@@ -19,7 +20,7 @@ def mode(settings: Settings) -> str:
         return OFF
     if not settings.has_reranker:
         return FUSION
-    return {"lexical": LEXICAL, "local": LOCAL}.get(settings.api, REMOTE)
+    return {"lexical": LEXICAL, "local": LOCAL, "utility": UTILITY}.get(settings.api, REMOTE)
 
 
 def describe(settings: Settings, route: str | None = None) -> str:
@@ -34,6 +35,8 @@ def describe(settings: Settings, route: str | None = None) -> str:
             text += f" (rerank_api is '{settings.api}' but rerank_endpoint is empty)"
     elif current == LEXICAL:
         text = "built-in fusion + the built-in lexical reranker (BM25, no server)"
+    elif current == UTILITY:
+        text = "built-in fusion + Agent Zero's utility model as the judge (one LLM call per search, no server)"
     elif current == LOCAL:
         text = f"built-in fusion + the in-process cross-encoder {settings.local_model}"
     else:

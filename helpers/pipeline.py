@@ -50,6 +50,7 @@ class Call:
     query_prepared: bool = False  # the host's query was written by its utility model (memory_recall_query_prep)
     # The recall's one deadline (recall_budget.py), shared by its two searches.
     deadline: Deadline = field(default_factory=lambda: Deadline.after(recall_budget.RECALL_BUDGET_S))
+    post_filter: bool = False  # the host's memory_recall_post_filter is on: its utility model judges too
 
 
 @dataclass
@@ -289,6 +290,7 @@ def explain(search: Search, host_result: list | None) -> None:
     if not settings.apply:
         head = f"shadow mode, not applied: {head}"
     part = recall_line.search_words(search, settings.apply, host_result)
+    head, part = recall_line.with_judge_words(search, head, part)
     recall_line.show(search.call.log_item, search.area, part, head)
 
 

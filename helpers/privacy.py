@@ -132,8 +132,8 @@ def is_private_host(host: str) -> bool:
 def _guarded_host(settings: Settings) -> str | None:
     """The host to check; None when nothing is to be checked. Callers ask only for a scorer
     that sends text away (helpers/scorers/: ``sends_text``)."""
-    if not settings.private_only or not settings.endpoint:
-        return None
+    if not settings.private_only or not settings.endpoint or settings.api == "utility":
+        return None  # the utility model is reached through a LiteLLM provider, not this endpoint
     try:
         return urlsplit(settings.endpoint).hostname or ""
     except ValueError:
@@ -192,7 +192,13 @@ def notes(settings: Settings, sends_text: bool) -> list[str]:
     memory text away."""
     out = []
     remote = sends_text
-    if settings.private_only:
+    if settings.api == "utility" and settings.private_only:
+        out.append(
+            "privacy guard: private-only cannot check Agent Zero's utility model (a LiteLLM provider, not an "
+            "endpoint): memory text goes wherever the utility model runs; choose a local utility model "
+            "(Ollama, LM Studio) if it must stay on this machine"
+        )
+    elif settings.private_only:
         out.append(
             "privacy guard: only loopback and private-network endpoints are allowed"
             if remote else "privacy guard: nothing leaves this machine (in-process reranker)"

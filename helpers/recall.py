@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from . import pipeline, recall_budget, recall_line, shadow
+from . import calling_agent, pipeline, recall_budget, recall_line, shadow
 from .pipeline import Call
 from .reranker import PLUGIN_NAME
 from .settings import Settings, SettingsError
@@ -136,6 +136,7 @@ def identify_caller(frame: Any) -> Call | None:
                 call.history = history[: -len(rendered)].rstrip() if history.endswith(rendered) else history
         call.slots = _prompt_slots(local_vars.get("set"))
         call.query_prepared = _setting_on(local_vars.get("set"), "memory_recall_query_prep")
+        call.post_filter = _setting_on(local_vars.get("set"), "memory_recall_post_filter")
     return call
 
 
@@ -152,7 +153,8 @@ def _prompt_slots(memory_settings: Any) -> dict[str, int]:
 
 
 def _setting_on(memory_settings: Any, key: str) -> bool:
-    return isinstance(memory_settings, dict) and memory_settings.get(key) in (True, "true", "True", 1)
+    """A switch of the host's _memory settings is on, by the host's own test: its truth."""
+    return isinstance(memory_settings, dict) and bool(memory_settings.get(key))
 
 
 def message_text(rendered: str) -> str:
@@ -233,7 +235,8 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
         # The recall's deadline bounds the plugin's own steps too (a slow embedder, a huge
         # store): past it, the host's own answer, while the host still has time to use it.
         async with asyncio.timeout(max(recall_budget.MIN_CALL_S, call.deadline.remaining()) + 2 * pipeline.TIMEOUT_GRACE_S):
-            await pipeline.run(memory, search)
+            with calling_agent.asking(call.agent):  # the utility-model judge asks this agent's model
+                await pipeline.run(memory, search)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a failure of the plugin's own steps: the host's own answer
@@ -289,7 +292,8 @@ async def _measure(memory: Any, search: pipeline.Search, host_result: list) -> N
     # Off the recall's path: the recall's deadline is not this measurement's.
     search.call.deadline = recall_budget.Deadline.after(recall_budget.RECALL_BUDGET_S)
     try:
-        await pipeline.run(memory, search)
+        with calling_agent.asking(search.call.agent):
+            await pipeline.run(memory, search)
     except asyncio.CancelledError:
         raise
     except Exception as exc:

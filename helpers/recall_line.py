@@ -40,6 +40,8 @@ def mode_words(settings: Settings, route: str | None = None) -> str:
         return "fusion + built-in lexical reranker"
     if current == mode.LOCAL:
         return "fusion + local cross-encoder"
+    if current == mode.UTILITY:
+        return "fusion + Agent Zero's utility model as the judge"
     return f"fusion + reranker ({route})" if route else "fusion + reranker"
 
 
@@ -54,8 +56,26 @@ PROBE_WORDS = {
 }
 
 
+def with_judge_words(search: Any, head: str, part: str) -> tuple[str, str]:
+    """The utility-model judge's words: on the head, that the host's own post-filter asks
+    the same model again when it is on too; on the search's part, how long its answer took
+    (per search, so the two searches still share one head)."""
+    if search.settings.api != "utility":
+        return head, part
+    scored = search.scored
+    if scored is not None and scored.latency_ms is not None:
+        part += f", judged in {scored.latency_ms / 1000:.1f} s"
+    elif scored is not None:
+        part += ", judged from the score cache"
+    if search.call.post_filter:
+        head += "; Agent Zero's memory post-filter is on too, so the utility model judges twice (turn the post-filter off)"
+    return head, part
+
+
 def unavailable_words(exc: BaseException, settings: Settings) -> str:
     """Why the reranker was not used, from the kind of failure alone."""
+    if settings.api == "utility":
+        return _judge_unavailable(exc, settings)
     if isinstance(exc, ProbeFailed):
         if exc.verdict == "timeout":
             return f"no answer within {settings.timeout:g} s"
@@ -79,6 +99,30 @@ def unavailable_words(exc: BaseException, settings: Settings) -> str:
     if isinstance(exc, NotConfigured):
         return "it is not set up (see Test connection)"
     return "it failed (see Test connection)"
+
+
+def _judge_unavailable(exc: BaseException, settings: Settings) -> str:
+    """The same for Agent Zero's utility model: there is no server to name."""
+    who = "Agent Zero's utility model"
+    if isinstance(exc, ProbeFailed):
+        if exc.verdict == "timeout":
+            return f"{who} gave no answer within {settings.timeout:g} s"
+        if exc.verdict == "misranks":
+            return f"{who} did not judge the probe correctly (see Test connection)"
+        if exc.verdict == "not_configured":
+            return "no agent to ask the utility model for"
+        return f"{who} failed the probe (see Test connection)"
+    if isinstance(exc, (TimeoutError, DeadlineExceeded)):
+        return f"{who} gave no answer within {settings.timeout:g} s"
+    if isinstance(exc, BreakerOpen):
+        return f"{who} kept failing, skipped for up to {settings.breaker_cooldown:g} s"
+    if isinstance(exc, MalformedResponse):
+        return f"{who}'s answer could not be read"
+    if isinstance(exc, NotConfigured):
+        return "no agent to ask the utility model for"
+    if isinstance(exc, TransportError):
+        return f"the call to {who} failed"
+    return f"{who} failed (see Test connection)"
 
 
 def fallback_words(exc: BaseException) -> str:

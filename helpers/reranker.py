@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from . import client, detect, lifecycle, mode, privacy, scorers
+from . import calling_agent, client, detect, lifecycle, mode, privacy, scorers
 from .breaker import BREAKER
 from .cache import CACHE
 from .errors import BreakerOpen, NotConfigured, Refused, RerankError
@@ -81,14 +81,18 @@ class Scored:
     scores: list[float]
     scale: str
     verdict: Verdict | None
+    latency_ms: float | None = None  # the scorer's own time, when it was asked (not a cache hit)
 
 
 def _breaker_key(settings: Settings) -> str:
+    if settings.api == "utility":  # no endpoint: what fails is the utility model of the agent asking
+        return f"{calling_agent.model_name(calling_agent.current())}|utility"
     return f"{settings.endpoint}|{settings.model}|{settings.api}"
 
 
 def _skipped(settings: Settings) -> BreakerOpen:
-    return BreakerOpen(f"endpoint failing; skipped for up to {settings.breaker_cooldown:g} s")
+    what = "Agent Zero's utility model" if settings.api == "utility" else "endpoint"
+    return BreakerOpen(f"{what} failing; skipped for up to {settings.breaker_cooldown:g} s")
 
 
 async def score_documents(settings: Settings, query: str, documents: Sequence[str], deadline: client.Deadline | None = None) -> Scored:
@@ -118,7 +122,9 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
         fresh_verdict = await detect.resolve(settings, deadline)
         if scorer.caches_scores and fresh_verdict is not verdict:  # a new probe: earlier lookups named another route
             hits = _cache_lookup(settings, fresh_verdict, query, documents)
+        asked = time.monotonic()
         scores = await _score_missing(scorer, settings, fresh_verdict, query, documents, deadline, hits)
+        latency_ms = (time.monotonic() - asked) * 1000
     except asyncio.CancelledError:
         raise
     except BaseException:
@@ -127,11 +133,11 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
             # probe again once it recovers, and count the failure toward the breaker.
             detect.forget(settings)
             if BREAKER.record_failure(key, settings.breaker_failures, settings.breaker_cooldown):
-                log.warning("a0_reranker: %s failing; circuit breaker open for %g s", settings.endpoint, settings.breaker_cooldown)
+                log.warning("a0_reranker: %s failing; circuit breaker open for %g s", settings.endpoint or key, settings.breaker_cooldown)
         raise
     if scorer.may_go_down:
         BREAKER.record_success(key)
-    return Scored(scores, fresh_verdict.scale, fresh_verdict)
+    return Scored(scores, fresh_verdict.scale, fresh_verdict, latency_ms)
 
 
 def _cache_lookup(settings: Settings, verdict: Verdict, query: str, documents: Sequence[str]):

@@ -26,7 +26,10 @@ API_KEY_PLACEHOLDER = "************"
 # would turn it into a config default the settings panel could display.
 API_KEY_ENV = "A0_RERANKER_API_KEY"
 
-APIS = ("auto", "rerank", "qwen3_score", "lexical", "local")
+APIS = ("auto", "rerank", "qwen3_score", "lexical", "local", "utility")
+# The rerank_api values whose judge runs without a reranker server: in-process scorers, and
+# Agent Zero's utility model (asked through the calling agent, helpers/calling_agent.py).
+SERVERLESS_APIS = ("lexical", "local", "utility")
 DEVICES = ("cpu", "cuda", "mps", "auto")
 
 
@@ -105,6 +108,10 @@ LIMITS: dict[str, Limit] = {
     "rerank_local_device": Limit("choice", choices=DEVICES),
     "rerank_local_max_length": Limit("int", 16, 8192),
     "rerank_local_batch_size": Limit("int", 1, 1024),
+    # Agent Zero's utility model as the judge: every memory it reads is sent as prompt
+    # tokens on every search, so the pool it sees is cut to a budget.
+    "rerank_judge_max_chars": Limit("int", 500, 100_000),
+    "rerank_judge_doc_chars": Limit("int", 50, 8000),
 }
 
 
@@ -224,6 +231,8 @@ class Settings:
     local_device: str
     local_max_length: int
     local_batch_size: int
+    judge_max_chars: int
+    judge_doc_chars: int
     # The resolved secret: kept out of repr, str, equality and every report.
     api_key: str = field(default="", repr=False, compare=False)
 
@@ -247,9 +256,9 @@ class Settings:
 
     @property
     def has_reranker(self) -> bool:
-        """True when a reranker judges the pool: a server, or an in-process reranker. Without
-        one the plugin still fuses its searches (the built-in default)."""
-        return self.api in ("lexical", "local") or bool(self.endpoint)
+        """True when a reranker judges the pool: a server, an in-process reranker, or Agent
+        Zero's utility model. Without one the plugin still fuses its searches (the default)."""
+        return self.api in SERVERLESS_APIS or bool(self.endpoint)
 
     @property
     def key_fingerprint(self) -> str:

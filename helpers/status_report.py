@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import detect, mode, recall
+from . import calling_agent, detect, mode, recall, scorers
 from .breaker import BREAKER
 from .reranker import PLUGIN_NAME, load_settings
 from .settings import SettingsError
@@ -25,8 +25,11 @@ def collect(agent: Any = None) -> dict[str, Any]:
     except SettingsError as exc:
         out["settings_error"] = str(exc)
         settings = None
+    if settings is not None and settings.api == "utility":
+        out["judge"] = _judge(agent)
     if settings is not None:
-        verdict = detect.cached(settings)
+        with calling_agent.asking(agent):  # the utility judge's verdict is kept per utility model
+            verdict = detect.cached(settings)
         route = verdict.route.describe() if verdict and verdict.route else None
         out.update(
             setting_enabled=settings.enabled,
@@ -41,6 +44,15 @@ def collect(agent: Any = None) -> dict[str, Any]:
     out["stats"] = STATS.snapshot(last=5)
     out["breaker"] = BREAKER.snapshot()
     return out
+
+
+def _judge(agent: Any) -> dict[str, Any]:
+    """Agent Zero's utility model as the judge: which model, its recent answer times, and
+    whether the host's own post-filter asks it as well."""
+    from .connection_test import post_filter_on
+
+    name = calling_agent.model_name(agent)
+    return {"utility_model": name, "latency": scorers.UTILITY.latency().get(name), "post_filter": post_filter_on(agent)}
 
 
 def summary_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> str:
@@ -67,6 +79,13 @@ def summary_text(status: dict[str, Any], probe: dict[str, Any] | None = None) ->
         lines.append(f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, {totals.get('shadow', 0)} shadow, "
                      f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, {totals.get('fallback', 0)} fallbacks to Agent Zero's own order")
     lines.append(f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: {status.get('api_setting', '-')}  api key: {'set' if status.get('api_key_set') else 'none'}")
+    judge = status.get("judge")
+    if judge:
+        lat = judge.get("latency")
+        timing = f"last answer {lat['last_ms']} ms, median {lat['median_ms']} ms over {lat['calls']} calls" if lat else "not asked yet"
+        lines.append(f"judge: Agent Zero's utility model {judge.get('utility_model') or '-'}; {timing}")
+        if judge.get("post_filter"):
+            lines.append("note: Agent Zero's memory post-filter is on too, so the utility model judges each recall twice; turn the post-filter off")
     detected = (probe or {}).get("route") or (status.get("detected") or {}).get("route")
     lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.get('wrap_live')}")
     stats = status["stats"]

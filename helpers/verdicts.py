@@ -122,7 +122,7 @@ class ProbeReport:
             "endpoint": self.endpoint,
             "model": self.model,
             "api_setting": self.api_setting,
-            "detected_api": chosen.route.api if chosen else ("lexical" if self.api_setting == "lexical" and self.ok else None),
+            "detected_api": chosen.route.api if chosen else (self.api_setting if self.api_setting in ("lexical", "utility") and self.ok else None),
             "route": chosen.route.describe() if chosen else None,
             "templated": chosen.route.templated if chosen else None,
             "scale": self.result.scale if self.result else None,

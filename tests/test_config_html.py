@@ -245,7 +245,7 @@ def test_host_conventions():
 def test_test_connection_call():
     store = STORE_JS.read_text()
     assert 'const PLUGIN_API = "/plugins/a0_reranker";' in store
-    assert re.search(r'callApi\("test_connection", \{ config: form \}\)', store)
+    assert re.search(r'callApi\("test_connection", \{ config: form, context \}\)', store)  # context: the open chat (rerank_api utility)
     assert re.search(r'callApi\("settings_fields", \{\}\)', store)
     assert 'await import("/js/api.js")' in store
     assert 'await import("/components/notifications/notification-store.js")' in store

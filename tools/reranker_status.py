@@ -7,12 +7,13 @@ class RerankerStatus(Tool):
 
     async def execute(self, probe=False, **kwargs):
         try:
-            from usr.plugins.a0_reranker.helpers import reranker, status_report
+            from usr.plugins.a0_reranker.helpers import calling_agent, reranker, status_report
 
-            status = status_report.collect(self.agent)
             report = None
             if str(probe).strip().lower() in ("true", "1", "yes", "on"):
-                report = await reranker.aprobe(reranker.configured_mapping(self.agent))
+                with calling_agent.asking(self.agent):  # rerank_api utility: this agent's utility model is probed
+                    report = await reranker.aprobe(reranker.configured_mapping(self.agent))
+            status = status_report.collect(self.agent)  # after the probe: it reports what the probe found
             text = status_report.summary_text(status, report)
         except Exception as exc:  # the tool must answer, whatever is broken
             text = f"The reranker status could not be read: {type(exc).__name__}: {exc}"

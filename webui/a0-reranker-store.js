@@ -233,7 +233,9 @@ const model = {
     const form = JSON.parse(JSON.stringify(config || {}));
     let answer;
     try {
-      answer = await callApi("test_connection", { config: form });
+      // The open chat, if any: when Agent Zero's utility model judges, it is that chat's model that is tested.
+      const context = globalThis.getContext?.() || "";
+      answer = await callApi("test_connection", { config: form, context });
       if (!answer || typeof answer !== "object" || !answer.report) {
         throw new Error("the server sent no report");
       }

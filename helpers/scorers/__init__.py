@@ -3,7 +3,8 @@ that picks the scorer for a set of settings.
 
 Each is a small module with the same few methods and declarations (base.py), in the spirit
 of helpers/wire/: a reranker server (remote.py, which detects its wire dialect), the
-in-process cross-encoder (local.py) and the built-in BM25 (lexical.py). A new kind of
+in-process cross-encoder (local.py), the built-in BM25 (lexical.py) and Agent Zero's
+utility model as the judge (utility.py). A new kind of
 scorer is a module here and an entry in ``BY_API``; detection, the score cache, the breaker
 and the privacy guard apply to it by what it declares.
 """
@@ -15,10 +16,11 @@ from .base import Scorer
 from .lexical import LEXICAL
 from .local import LOCAL
 from .remote import REMOTE
+from .utility import UTILITY
 
 # The rerank_api values that name an in-process scorer; every other value (auto, rerank,
 # qwen3_score) means a server, detected or pinned by remote.py.
-BY_API: dict[str, Scorer] = {"lexical": LEXICAL, "local": LOCAL}
+BY_API: dict[str, Scorer] = {"lexical": LEXICAL, "local": LOCAL, "utility": UTILITY}
 
 
 def for_settings(settings: Settings) -> Scorer | None:
@@ -28,4 +30,4 @@ def for_settings(settings: Settings) -> Scorer | None:
     return BY_API.get(settings.api, REMOTE)
 
 
-__all__ = ["Scorer", "BY_API", "LEXICAL", "LOCAL", "REMOTE", "for_settings"]
+__all__ = ["Scorer", "BY_API", "LEXICAL", "LOCAL", "REMOTE", "UTILITY", "for_settings"]

@@ -70,3 +70,41 @@ class LocalSentenceTransformerWrapper(Embeddings):
     def embed_query(self, text):
         embedding = self.model.encode([text], convert_to_tensor=False)
         return embedding[0].tolist() if hasattr(embedding[0], "tolist") else embedding[0]
+
+
+class LiteLLMChatWrapper:
+    """The host's chat wrapper (models.py LiteLLMChatWrapper), the part a utility-model call
+    uses: ``unified_call`` sends [system, user] through ``litellm.acompletion`` as
+    "<provider>/<name>" with the config's kwargs (api_base, api_key), streaming when a
+    callback is given as the host does, and returns (response, reasoning)."""
+
+    def __init__(self, model: str, provider: str, model_config: Optional[ModelConfig] = None, **kwargs: Any):
+        self.model_name = f"{provider}/{model}"
+        self.provider = provider
+        self.kwargs = kwargs
+        self.a0_model_conf = model_config
+
+    async def unified_call(self, system_message: str = "", user_message: str = "", response_callback=None, stream: bool | None = None,
+                           **kwargs: Any):
+        import litellm
+
+        messages = []
+        if system_message:
+            messages.append({"role": "system", "content": system_message})
+        if user_message:
+            messages.append({"role": "user", "content": user_message})
+        stream = bool(response_callback) if stream is None else stream
+        completion = await litellm.acompletion(model=self.model_name, messages=messages, stream=stream, **{**self.kwargs, **kwargs})
+        if not stream:
+            return completion.choices[0].message.content or "", ""
+        response = ""
+        async for chunk in completion:
+            delta = chunk.choices[0].delta.content or "" if chunk.choices else ""
+            response += delta
+            if response_callback and delta:
+                await response_callback(delta, response)
+        return response, ""
+
+
+def get_chat_model(provider: str, name: str, model_config: Optional[ModelConfig] = None, **kwargs: Any) -> LiteLLMChatWrapper:
+    return LiteLLMChatWrapper(name, provider, model_config=model_config, **kwargs)

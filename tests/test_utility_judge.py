@@ -1,0 +1,253 @@
+"""Agent Zero's utility model as the judge (rerank_api: utility), through real recalls in the
+stand-in host: the agent's utility model is a scripted judge that reads the plugin's own
+prompt. A judge that works reorders the pool; every way of failing (garbage, a refusal,
+prose without a list, an answer too late, an error, numbers it was never shown, no agent to
+ask) ends in exactly the fused order, which is what rerank_api auto with no endpoint gives."""
+
+import asyncio
+import re
+
+import pytest
+
+from tests.host.fixtures import host  # noqa: F401
+from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin
+
+MEMORY_LINE = re.compile(r"^(\d+): (.*)$", re.MULTILINE)
+
+
+def shown_memories(message: str) -> list[tuple[int, str]]:
+    """The numbered memories of the judge's prompt, as a model reads them."""
+    section = message.split("\n# Memories\n", 1)[1].split("# Answer", 1)[0]
+    return [(int(n), text) for n, text in MEMORY_LINE.findall(section)]
+
+
+def is_probe(message: str) -> bool:
+    return "capital of France" in message
+
+
+def is_ours(message: str) -> bool:
+    return "\n# Memories\n" in message  # the host's post-filter prompt has "## Memories:"
+
+
+def probe_answer(message: str) -> str:
+    """What a sensible model answers to the connection probe: the Paris memory only."""
+    return str([n for n, text in shown_memories(message) if "Paris" in text])
+
+
+class Judge:
+    """A scripted utility model: ``pick(memories) -> answer text`` for recall prompts, a
+    sensible answer to the probe (unless ``probe`` says otherwise); records every call."""
+
+    def __init__(self, pick, probe=probe_answer):
+        self.pick, self.probe = pick, probe
+        self.calls: list[tuple[str, str]] = []
+
+    def __call__(self, system: str, message: str) -> str:
+        self.calls.append((system, message))
+        if is_probe(message):
+            return self.probe(message)
+        if not is_ours(message):  # the host's own post-filter asks the same model
+            return "[0]"
+        return self.pick(shown_memories(message))
+
+    @property
+    def recall_calls(self):
+        return [c for c in self.calls if is_ours(c[1]) and not is_probe(c[1])]
+
+
+class SlowJudge(Judge):
+    """Answers well, after ``delay`` seconds (awaited, as an LLM call is)."""
+
+    def __init__(self, delay: float, **kwargs):
+        super().__init__(lambda memories: "[0]", **kwargs)
+        self.delay = delay
+
+    async def __call__(self, system: str, message: str) -> str:  # type: ignore[override]
+        await asyncio.sleep(self.delay)
+        return super().__call__(system, message)
+
+
+def use_utility_model(agent, model) -> None:
+    from agent import Agent
+
+    agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, model)
+
+
+@pytest.fixture
+def chat(host):
+    agent, memory = enabled_store(host)
+    return host, agent, memory
+
+
+def recall(host, agent):
+    return host.run(host.recall(agent, QUESTION, HISTORY))
+
+
+def fused_order(host, agent):
+    """The same recall with no reranker: rerank_api auto, no endpoint (built-in fusion)."""
+    set_plugin(host, rerank_api="auto")
+    result = recall(host, agent)
+    return [d.page_content for d in result["memories"]], [d.page_content for d in result["solutions"]]
+
+
+def contents(result):
+    return [d.page_content for d in result["memories"]], [d.page_content for d in result["solutions"]]
+
+
+def judged(host, agent, model, **config):
+    use_utility_model(agent, model)
+    set_plugin(host, rerank_api="utility", **config)
+    stats = host.import_plugin("helpers.stats").STATS
+    stats.reset()
+    result = recall(host, agent)
+    assert result["error"] is None
+    return result, stats.snapshot()
+
+
+# --- a judge that works -------------------------------------------------------------------
+def test_a_perfect_judge_brings_the_memory_it_names_from_deep_in_the_pool_to_the_top(chat):
+    host, agent, _ = chat
+    fused_memories, _ = fused_order(host, agent)
+    seen = {}
+
+    def pick(memories):
+        deepest = memories[-1]  # the last memory shown: the fused order put it lowest
+        seen.setdefault("target", deepest[1])
+        return f"[{deepest[0]}]"
+
+    judge = Judge(pick)
+    result, stats = judged(host, agent, judge)
+    target = seen["target"]
+    memories = [d.page_content for d in result["memories"]]
+    assert target not in fused_memories
+    assert target in memories[:2]  # merged with the fused order: at the better of its two ranks
+    assert stats["totals"]["reranked"] == 2
+    assert len(judge.recall_calls) == 2  # one utility call per search (memories, solutions)
+
+
+def test_the_prompt_shows_the_message_the_newest_conversation_and_numbered_memories_within_the_budget(chat):
+    host, agent, _ = chat
+    judge = Judge(lambda memories: "[]")
+    judged(host, agent, judge, rerank_judge_max_chars=1000, rerank_judge_doc_chars=60)
+    system, message = judge.recall_calls[0]
+    assert "JSON array" in system
+    assert QUESTION in message and "lisbon timezone" in message  # the message and the newest conversation
+    memories = shown_memories(message)
+    assert [n for n, _ in memories] == list(range(len(memories)))  # numbered from 0, in pool order
+    assert all(len(text) <= 60 for _, text in memories)
+    assert sum(len(text) for _, text in memories) <= 1000
+    assert len(memories) == 1000 // 60  # the pool is longer: cut to the budget
+
+
+def test_a_noisy_judge_still_reorders_and_nothing_breaks(chat):
+    host, agent, _ = chat
+    fused_memories, _ = fused_order(host, agent)
+    judge = Judge(lambda memories: str([n for n, _ in memories][::-3][:6]))  # every third from the bottom
+    result, stats = judged(host, agent, judge)
+    memories = [d.page_content for d in result["memories"]]
+    assert memories != fused_memories and len(memories) == len(fused_memories)
+    assert stats["totals"]["reranked"] == 2
+
+
+def test_prose_and_code_fences_around_the_list_are_read(chat):
+    host, agent, _ = chat
+    fused_memories, _ = fused_order(host, agent)
+    seen = {}
+
+    def pick(memories):
+        seen.setdefault("target", memories[-1][1])
+        return f"Sure! The useful memories are:\n```json\n[{memories[-1][0]}, 999, {memories[-1][0]}]\n```\nHope that helps."
+
+    result, stats = judged(host, agent, Judge(pick, probe=lambda m: f"<think>maybe [1, 2]?</think> Answer: {probe_answer(m)}"))
+    assert seen["target"] in [d.page_content for d in result["memories"]][:2]
+    assert seen["target"] not in fused_memories
+    assert stats["totals"]["reranked"] == 2
+
+
+# --- every failure: exactly the fused order -----------------------------------------------
+def _raises(system, message):
+    raise ConnectionError("provider unreachable at https://api.example.invalid key sk-secret-abcdef0123456789")
+
+
+FAILURES = {
+    "garbage": Judge(lambda memories: "lorem ipsum dolor sit amet"),
+    "refusal": Judge(lambda memories: "I can't help with that."),
+    "refuses the probe": Judge(lambda memories: "[0]", probe=lambda message: "I'm sorry, I can't help with that."),
+    "garbage at the probe": Judge(lambda memories: "[0]", probe=lambda message: "{\"useful\": \"yes\"}"),
+    "misranks the probe": Judge(lambda memories: "[0]", probe=lambda message: "[0, 1, 2]"),
+    "numbers it was never shown": Judge(lambda memories: "[500, 501]"),
+    "an error": _raises,
+    "too slow": SlowJudge(2.0),
+    "too slow after a good probe": None,  # built in the test: quick for the probe only
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILURES))
+def test_a_judge_that_fails_leaves_exactly_the_fused_order(chat, case):
+    host, agent, _ = chat
+    expected = fused_order(host, agent)
+    model = FAILURES[case]
+    if case == "too slow after a good probe":
+        async def model(system, message):  # noqa: F811
+            if not is_probe(message):
+                await asyncio.sleep(2.0)
+            return probe_answer(message) if is_probe(message) else "[0]"
+    result, stats = judged(host, agent, model, rerank_timeout=0.5)
+    assert contents(result) == expected
+    assert stats["totals"].get("reranked", 0) == 0
+    assert stats["totals"]["fused"] == 2
+    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
+    assert "Agent Zero's utility model" in line or "no agent" in line
+    assert "sk-secret" not in line and "example.invalid" not in line
+
+
+def test_with_no_agent_to_ask_the_judge_is_unavailable_and_the_public_api_keeps_the_callers_order(host):
+    reranker = host.import_plugin("helpers.reranker")
+    errors = host.import_plugin("helpers.errors")
+    settings = reranker.load_settings({"rerank_api": "utility"})
+    with pytest.raises(errors.RerankError) as raised:
+        host.run(reranker.score_documents(settings, "q", ["a", "b"]))
+    assert "no agent to ask" in str(raised.value)
+    assert host.run(reranker.arerank("q", ["a", "b"], config={"rerank_api": "utility"})) is None
+
+
+def test_the_recall_line_names_the_judge_and_warns_when_the_hosts_post_filter_judges_too(chat):
+    host, agent, _ = chat
+    set_memory_config(host, memory_recall_similarity_threshold=0.0, memory_recall_post_filter=True)
+    judge = Judge(lambda memories: "[0]")
+    use_utility_model(agent, judge)
+    set_plugin(host, rerank_api="utility")
+    result = recall(host, agent)
+    assert result["error"] is None
+    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
+    assert line.startswith("fusion + Agent Zero's utility model as the judge; Agent Zero's memory post-filter is on too"), line
+    assert re.search(r"memories: .*, judged in \d+\.\d s; solutions: .*, judged in \d+\.\d s$", line), line
+    assert "post-filter is on too" in line
+    # the host's own post-filter asked the same model once more, with its own prompt
+    assert len([m for _, m in judge.calls if not is_ours(m)]) == 1
+    assert len(judge.recall_calls) == 2
+
+
+def test_a_second_identical_recall_is_answered_from_the_score_cache(chat):
+    host, agent, _ = chat
+    judge = Judge(lambda memories: "[3, 1]")
+    use_utility_model(agent, judge)
+    set_plugin(host, rerank_api="utility", rerank_cache=True)
+    first = recall(host, agent)
+    calls = len(judge.recall_calls)
+    second = recall(host, agent)
+    assert contents(first) == contents(second)
+    assert calls == 2 and len(judge.recall_calls) == 2  # no new utility call
+
+
+def test_the_breaker_counts_the_judges_failures_by_utility_model(chat):
+    host, agent, _ = chat
+    judge = Judge(lambda memories: "garbage")
+    use_utility_model(agent, judge)
+    set_plugin(host, rerank_api="utility", rerank_breaker_failures=2, rerank_breaker_cooldown=600)
+    recall(host, agent)  # memories and solutions: two failures open the breaker
+    asked = len(judge.calls)
+    recall(host, agent)
+    assert len(judge.calls) == asked  # skipped while open: not asked again
+    breaker = host.import_plugin("helpers.breaker").BREAKER.snapshot()
+    assert any(name.endswith("|utility") and state["open_for_s"] for name, state in breaker.items()), breaker

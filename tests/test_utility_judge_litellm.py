@@ -1,0 +1,193 @@
+"""Agent Zero's utility model as the judge through a real LiteLLM call: the stand-in host's
+utility model is the host's LiteLLM chat wrapper (provider ``openai``, ``api_base`` on
+loopback), talking to an OpenAI-compatible chat server that answers like a chat model
+(prose around a JSON list), non-streaming and streaming. Test connection (the API handler,
+with and without an open chat) and the status tool report on it. Also the judge's reader
+of answers, case by case."""
+
+import os
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must not fetch its cost map
+pytest.importorskip("litellm")
+
+from tests.host.fixtures import host  # noqa: E402,F401
+from tests.servers.openai_chat import ChatServer  # noqa: E402
+from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin  # noqa: E402
+from tests.test_utility_judge import is_probe, probe_answer, shown_memories  # noqa: E402
+
+KEY = "sk-judge-0123456789abcdefXYZ"
+
+
+@pytest.fixture(autouse=True)
+def litellm_logging_dropped(monkeypatch):
+    """LiteLLM queues a logging coroutine per call on a background task of the running loop.
+    Agent Zero runs one loop for its whole life; a test's asyncio.run ends its loop after
+    each step, and cancelling that task then replays the queue (up to 20 s a log). The log
+    is not what is tested: drop it."""
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    monkeypatch.setattr(GLOBAL_LOGGING_WORKER, "ensure_initialized_and_enqueue", lambda async_coroutine: async_coroutine.close())
+
+
+def chat_model_answer(system: str, message: str) -> str:
+    """A chat model's habits: a sentence, then the list in a code fence."""
+    if is_probe(message):
+        return f"Looking at these, the relevant one is:\n```json\n{probe_answer(message)}\n```"
+    memories = shown_memories(message)
+    return f"Here are the useful memories, best first:\n```json\n[{memories[-1][0]}, {memories[0][0]}]\n```"
+
+
+def litellm_utility_model(api_base: str, *, stream: bool):
+    """What Agent.call_utility_model does with the host's model: unified_call on the
+    LiteLLM wrapper, returning the response text."""
+    import models
+
+    wrapper = models.get_chat_model("openai", "judge-model", api_base=api_base, api_key=KEY)
+
+    async def call(system: str, message: str) -> str:
+        response, _reasoning = await wrapper.unified_call(system_message=system, user_message=message, stream=stream)
+        return response
+
+    return call
+
+
+def model_settings(host, api_base: str) -> None:
+    """Agent Zero's model settings (the _model_config plugin): the utility model on loopback."""
+    host.set_config({"utility_model": {"provider": "openai", "name": "judge-model", "api_base": api_base, "api_key": KEY}},
+                    plugin="_model_config")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+def test_a_real_litellm_call_judges_a_recall(host, stream):
+    agent, memory = enabled_store(host)
+    from agent import Agent
+
+    with ChatServer(chat_model_answer) as server:
+        model_settings(host, server.api_base)
+        agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, litellm_utility_model(server.api_base, stream=stream))
+        set_plugin(host, rerank_api="utility")
+        stats = host.import_plugin("helpers.stats").STATS
+        stats.reset()
+        result = host.run(host.recall(agent, QUESTION, HISTORY))
+        sent = list(server.requests)
+    assert result["error"] is None
+    assert stats.snapshot()["totals"]["reranked"] == 2
+    judged = [r for r in sent if not is_probe(r["messages"][-1]["content"])]
+    assert len(judged) == 2 and len(sent) == 3  # the probe once, then one call per search
+    assert all(r["model"] == "judge-model" and bool(r.get("stream")) == stream for r in sent)
+    assert [m["role"] for m in judged[0]["messages"]] == ["system", "user"]
+    deepest = shown_memories(judged[0]["messages"][1]["content"])[-1][1]
+    assert deepest in [d.page_content for d in result["memories"]][:2]
+    # the verdict and the breaker are kept under the utility model's name from the host's model settings
+    assert any("openai/judge-model" in key for key in host.import_plugin("helpers.detect")._cache)
+    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
+    assert line.startswith("fusion + Agent Zero's utility model as the judge — memories: "), line
+    assert "judged in " in line
+
+
+def test_test_connection_without_a_chat_builds_the_utility_model_from_agent_zeros_model_settings(host):
+    set_memory_config(host, memory_recall_post_filter=True)
+    with ChatServer(chat_model_answer) as server:
+        model_settings(host, server.api_base)
+        response = host.run(host.call_api("plugins/a0_reranker/test_connection", {"config": {"rerank_api": "utility"}}))
+        sent = list(server.requests)
+    answer = response.get_json()
+    report = answer["report"]
+    assert answer["ok"] is True and report["verdict"] == "ok", report
+    assert report["detected_api"] == "utility" and report["model"] == "openai/judge-model"
+    assert "Agent Zero's utility model (openai/judge-model) ranks the probe correctly" in report["reason"]
+    assert any("model settings (openai/judge-model); no chat was open" in n for n in report["notes"])
+    assert any("post-filter is on too" in n for n in report["notes"])
+    assert len(sent) == 1 and is_probe(sent[0]["messages"][-1]["content"])
+    assert KEY not in str(answer)
+
+
+def test_test_connection_with_the_open_chat_asks_that_chats_utility_model(host):
+    from agent import Agent
+
+    agent = host.agent()
+    asked = []
+
+    def chat_judge(system, message):
+        asked.append(message)
+        return "[0]"  # the near miss first: refused
+
+    agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, chat_judge)
+    response = host.run(host.call_api("plugins/a0_reranker/test_connection",
+                                      {"config": {"rerank_api": "utility"}, "context": agent.context.id}))
+    answer = response.get_json()
+    report = answer["report"]
+    assert len(asked) == 1
+    assert answer["ok"] is False and report["verdict"] == "misranks"
+    assert "did not put the relevant probe memory first" in report["reason"] and "near miss" in report["reason"]
+    assert any("the open chat" in n for n in report["notes"])
+
+
+def test_test_connection_without_a_chat_or_a_configured_utility_model_says_the_call_failed(host):
+    """No utility model in Agent Zero's model settings: LiteLLM refuses the empty model name;
+    the report names the kind of failure only."""
+    response = host.run(host.call_api("plugins/a0_reranker/test_connection", {"config": {"rerank_api": "utility"}}))
+    report = response.get_json()["report"]
+    assert report["ok"] is False and report["verdict"] == "error"
+    assert report["reason"] == "Agent Zero's utility model call failed (BadRequestError)"
+    assert any("Agent Zero's model settings" in n for n in report["notes"])
+
+
+def test_the_status_tool_probes_the_agents_utility_model_and_names_it_with_its_latency(host):
+    agent, memory = enabled_store(host)
+    from agent import Agent
+
+    host.call_hook("install")
+    with ChatServer(chat_model_answer) as server:
+        model_settings(host, server.api_base)
+        agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, litellm_utility_model(server.api_base, stream=False))
+        set_plugin(host, rerank_api="utility")
+        tool = agent.get_tool(name="reranker_status", method=None, args={"probe": True}, message="", loop_data=None)
+        text = host.run(tool.execute(probe=True)).message
+    assert text.startswith("WORKING: Agent Zero's utility model (openai/judge-model) ranks the probe correctly"), text
+    assert "judge: Agent Zero's utility model openai/judge-model; last answer" in text
+    assert "built-in fusion + Agent Zero's utility model as the judge" in text
+    assert KEY not in text
+
+
+# --- the reader of answers -------------------------------------------------------------------
+READ = [
+    ("[2, 0]", 3, [2, 0]),
+    ("Sure:\n```json\n[1]\n```", 3, [1]),
+    ("[\"1\", \"0\",]", 3, [1, 0]),
+    ("<think>[0, 1, 2] maybe</think>[2]", 3, [2]),
+    ("[2, 2, 7, -1, 0]", 3, [2, 0]),
+    ("[]", 3, []),
+    ("memory 1 and then [1, 0] as JSON", 3, [1, 0]),
+]
+
+
+@pytest.mark.parametrize("answer,shown,listed", READ)
+def test_the_reader_takes_the_first_array_of_numbers_in_the_answer(host, answer, shown, listed):
+    judge = host.import_plugin("helpers.judge")
+    assert judge.read_answer(answer, shown) == listed
+
+
+@pytest.mark.parametrize("answer", ["I can't help with that.", "", "{\"useful\": [1]}x", "[7, 8]", None, ["1"]])
+def test_the_reader_refuses_an_answer_without_usable_numbers(host, answer):
+    judge = host.import_plugin("helpers.judge")
+    errors = host.import_plugin("helpers.errors")
+    if answer == "{\"useful\": [1]}x":  # a list inside an object still reads: the first array
+        assert judge.read_answer(answer, 3) == [1]
+        return
+    with pytest.raises(errors.MalformedResponse):
+        judge.read_answer(answer, 3)
+
+
+def test_listed_memories_score_above_every_unlisted_one_in_their_order(host):
+    judge = host.import_plugin("helpers.judge")
+    scores = judge.scores([2, 0], 4)
+    assert scores[2] > scores[0] > scores[1] == scores[3]
+
+
+def test_a_judges_few_picks_stand_out_of_a_large_pool_and_a_list_of_everything_does_not(host):
+    judge, fusion = host.import_plugin("helpers.judge"), host.import_plugin("helpers.fusion")
+    assert fusion.standing_out(judge.scores([7, 3, 11], 40), "probability") == [i in (7, 3, 11) for i in range(40)]
+    assert not any(fusion.standing_out(judge.scores(list(range(30)), 40), "probability"))
