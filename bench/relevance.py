@@ -392,15 +392,23 @@ def _dump(name: str, questions: list[Question], per_question: list[list[Snapshot
                   for q, snaps in zip(questions, per_question)]
 
 
-def rerankers(oracle: Oracle, embeddings) -> dict[str, tuple[str, Any]]:
-    """name -> (server kind, scorer), from perfect to weak; "lexical" is the plugin's own."""
-    return {
+def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[str | None, Any]]:
+    """name -> (server kind, scorer), from perfect to weak; "lexical" is the plugin's own,
+    "utility" a simulated utility model judging through rerank_api: utility."""
+    from bench import relevance_judges as judges
+
+    out: dict[str, tuple[str | None, Any]] = {
         "oracle": ("cohere", oracle),
         "noisy σ2": ("cohere", NoisyOracle(oracle, 2.0)),
         "noisy σ4": ("cohere", NoisyOracle(oracle, 4.0)),
         "minilm": ("llamacpp", MiniLMCosine(embeddings.embed_documents)),
         "lexical": (None, None),
+        "judge: perfect": ("utility", judges.perfect(oracle.label, texts)),
     }
+    for name, (miss, false) in judges.NOISY_LEVELS.items():
+        out[f"judge: misses {miss:.0%}, lists {false:.0%} wrong"] = ("utility", judges.noisy(oracle.label, texts, miss, false))
+    out["judge: 3 at random"] = ("utility", judges.worse_than_lexical(oracle.label, texts))
+    return out
 
 
 async def run(limit: int | None = None, study: bool = False, knowledge_dir: str | None = None,
@@ -435,12 +443,18 @@ async def run(limit: int | None = None, study: bool = False, knowledge_dir: str 
                 rows += study_rows("none", questions, snaps, helpers)
             _progress(rows[-1], started)
 
-            for name, (kind, scorer) in rerankers(oracle, embeddings).items():
-                if only and name not in only:
+            texts = [d.page_content for d in memory.db.docstore._dict.values()]
+            for name, (kind, scorer) in rerankers(oracle, embeddings, texts).items():
+                if only and not any(name.startswith(o) for o in only):
                     continue
                 started = time.monotonic()
                 if kind is None:
                     shipped, pooled, snaps, failures = await plugin_pass(host, agent, questions, {"rerank_api": name})
+                elif kind == "utility":
+                    from agent import Agent
+
+                    agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, scorer)
+                    shipped, pooled, snaps, failures = await plugin_pass(host, agent, questions, {"rerank_api": "utility"})
                 else:
                     with start(kind, scorer=scorer) as server:
                         shipped, pooled, snaps, failures = await plugin_pass(
@@ -479,7 +493,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, help="only the first N questions (a quick look)")
     parser.add_argument("--study", action="store_true", help="also print alternative orders of the same searches")
-    parser.add_argument("--only", nargs="*", help="only these rerankers (e.g. oracle lexical)")
+    parser.add_argument("--only", nargs="*", help="only the rerankers whose names start so (e.g. oracle lexical judge)")
     parser.add_argument("--knowledge", metavar="DIR", help="a real Agent Zero checkout's knowledge/ folder instead of ours")
     parser.add_argument("--dump", metavar="FILE", help="also write every search's lists, scores and orders (corpus ids) to FILE")
     args = parser.parse_args(argv)

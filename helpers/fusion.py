@@ -21,10 +21,11 @@ import statistics
 from typing import Any, Callable, Hashable, Sequence
 
 RRF_K = 60  # the constant of the original paper; see the README for the k measured here
-# How far above the pool's typical score a reranker's pick must stand, in robust standard
-# deviations, to take a place from the fused order. Chosen on the tuning half of the bench:
-# a noisy or weak reranker's picks rarely stand out that far, a good one's relevant ones do.
-STANDOUT_Z = 2.0
+# How far above the pool's typical score a reranker's pick must stand to take a place from
+# the fused order, as a share of sqrt(2 ln n): about how far the largest of n draws of pure
+# noise reaches, in standard deviations. Chosen on the tuning half of the bench: a noisy or
+# weak reranker's picks rarely stand out that far, a good one's relevant ones do.
+STANDOUT = 0.9
 
 
 def fuse(lists: Sequence[Sequence[Any]], key: Callable[[Any], Hashable], k: float = RRF_K) -> list[tuple[Any, float]]:
@@ -42,10 +43,11 @@ def fuse(lists: Sequence[Sequence[Any]], key: Callable[[Any], Hashable], k: floa
 
 
 def standing_out(scores: Sequence[float], scale: str) -> list[bool]:
-    """Which scores stand out from the pool: at least STANDOUT_Z robust standard deviations
-    (1.4826 x the median absolute deviation; the plain deviation when more than half the
-    pool scores alike) above the pool's median. Probabilities are read as logits first, so
-    a sigmoid's saturation near 0 and 1 does not hide how far apart two scores are."""
+    """Which scores stand out from the pool of n: at least STANDOUT x sqrt(2 ln n) robust
+    standard deviations (1.4826 x the median absolute deviation; the plain deviation when
+    more than half the pool scores alike) above the pool's median. Probabilities are read
+    as logits first, so a sigmoid's saturation near 0 and 1 does not hide how far apart two
+    scores are."""
     values = [_logit(s) for s in scores] if scale == "probability" else [float(s) for s in scores]
     if len(values) < 3:
         return [False] * len(values)
@@ -53,7 +55,8 @@ def standing_out(scores: Sequence[float], scale: str) -> list[bool]:
     spread = 1.4826 * statistics.median(abs(v - middle) for v in values) or statistics.pstdev(values)
     if spread <= 1e-12:
         return [False] * len(values)  # every score alike: nothing stands out
-    return [(v - middle) / spread >= STANDOUT_Z for v in values]
+    bar = STANDOUT * math.sqrt(2 * math.log(len(values)))
+    return [(v - middle) / spread >= bar for v in values]
 
 
 def _logit(p: float) -> float:

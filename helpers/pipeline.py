@@ -66,6 +66,7 @@ class Search:
     searches: pool.Searches | None = None
     found: pool.Found | None = None
     fused_floor: float = 0.0  # the similarity a memory needs for a place in the fused order
+    message_floor: float = 0.0  # the same, for the user's message's own list
     fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_floor
     fused_scores: list = field(default_factory=list)
     candidates: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
@@ -154,9 +155,11 @@ def fused_roles(search: Search) -> tuple[str, ...]:
 async def gather(memory: Any, search: Search) -> None:
     settings = search.settings
     search.fused_floor = _floor(settings.fusion_threshold, search.threshold)
+    search.message_floor = _floor(settings.message_threshold, search.threshold)
+    fused = min(search.fused_floor, search.message_floor)
     # A reranker reads further down the lists than fusion trusts them; without one, the
-    # memories below the fused order's floor would be found only to be left out.
-    floor = min(search.fused_floor, _floor(settings.pool_threshold, search.threshold)) if settings.has_reranker else search.fused_floor
+    # memories below the fused order's floors would be found only to be left out.
+    floor = min(fused, _floor(settings.pool_threshold, search.threshold)) if settings.has_reranker else fused
     # Each search brings its own list, so an extra search never crowds another one's out;
     # the fused order reads rerank_candidates of each, a reranker's pool further.
     depth = max(search.limit, settings.candidates)
@@ -166,13 +169,18 @@ async def gather(memory: Any, search: Search) -> None:
 
 
 def fuse(search: Search) -> None:
+    """The fused order: reciprocal-rank fusion of the lists of fused_roles, each above its
+    floor. The user's message, a short precise text, keeps memories down to a lower
+    similarity (rerank_message_threshold) than the follow-up search, whose weak matches are
+    echoes of the conversation (rerank_fusion_threshold): measured, bench/relevance.py."""
     depth = max(search.limit, search.settings.candidates)
     fused_lists, seen = [], set()
     for role in fused_roles(search):
         hits = search.found.lists[role]
+        floor = search.message_floor if role == pool.MESSAGE else search.fused_floor
         if id(hits) not in seen:  # roles that share a text share one list: count it once
             seen.add(id(hits))
-            fused_lists.append([d for d, x in hits[:depth] if x >= search.fused_floor])
+            fused_lists.append([d for d, x in hits[:depth] if x >= floor])
     fused = fusion.fuse(fused_lists, pool.doc_key)
     search.fused = [doc for doc, _ in fused]
     search.fused_scores = [s for _, s in fused]
@@ -231,25 +239,16 @@ def combine(search: Search) -> None:
         merged = fusion.combine([d for d in search.fused if pool.doc_key(d) in kept], confident, pool.doc_key)
         placed = {pool.doc_key(d) for d in merged}
         docs = merged + [d for d in docs if pool.doc_key(d) not in placed]
-    first, asked = search.host_first, _message_first(search)
-    if first is not None and docs and not (pool.is_knowledge(first) and pool.doc_key(first) != asked):
+    about_agent_zero = pool.names_agent_zero(search.call.message or "")
+    first = search.host_first
+    if first is not None and docs and (about_agent_zero or not pool.is_knowledge(first)):
         docs = fusion.keep_first(docs, first, search.slots, pool.doc_key)
-    search.docs = _knowledge_last(docs, asked)[: search.limit]
-
-
-def _message_first(search: Search) -> Any:
-    """The key of the memory the user's message alone finds first, if any."""
-    hits = search.found.lists.get(pool.MESSAGE) if search.found else None
-    return pool.doc_key(hits[0][0]) if hits else None
-
-
-def _knowledge_last(docs: list, asked: Any) -> list:
-    """Agent Zero's knowledge chunks after the user's own memories: the greeting and tool
-    JSON that fill a recall's query are their words, so they otherwise crowd the prompt.
-    One stays where it is when the user's message itself finds it first (a question about
-    Agent Zero)."""
-    crowding = lambda d: pool.is_knowledge(d) and pool.doc_key(d) != asked  # noqa: E731
-    return [d for d in docs if not crowding(d)] + [d for d in docs if crowding(d)]
+    if not about_agent_zero:
+        # Agent Zero's knowledge chunks after the user's own memories: the greeting and tool
+        # JSON that fill a recall's query are their words, and a message about Docker or
+        # memory shares them; a question that names Agent Zero keeps them where they rank.
+        docs = [d for d in docs if not pool.is_knowledge(d)] + [d for d in docs if pool.is_knowledge(d)]
+    search.docs = docs[: search.limit]
 
 
 def record(search: Search, host_result: list | None, latency: float) -> None:

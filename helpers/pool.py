@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import hashlib
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -312,6 +313,14 @@ def _names_read(condition: str) -> tuple[str, ...] | None:
 
 def doc_key(doc: Any) -> Any:
     return (doc.metadata or {}).get("id") or id(doc)
+
+
+_AGENT_ZERO = re.compile(r"\bagent[\s_-]*(?:zero|0)\b|\ba0\b", re.IGNORECASE)
+
+
+def names_agent_zero(message: str) -> bool:
+    """The user's message is about Agent Zero itself: it names it ("agent zero", "A0")."""
+    return bool(_AGENT_ZERO.search(message))
 
 
 def is_knowledge(doc: Any) -> bool:

@@ -85,6 +85,7 @@ LIMITS: dict[str, Limit] = {
     "rerank_max_query_chars": Limit("int", 50, 50_000),
     "rerank_pool_threshold": Limit("float", 0, 1),
     "rerank_fusion_threshold": Limit("float", 0, 1),
+    "rerank_message_threshold": Limit("float", 0, 1),
     "rerank_search_message": Limit("bool"),
     "rerank_search_followup": Limit("bool"),
     "rerank_followup_chars": Limit("int", 0, 5000),
@@ -208,6 +209,7 @@ class Settings:
     max_query_chars: int
     pool_threshold: float
     fusion_threshold: float
+    message_threshold: float
     search_message: bool
     search_followup: bool
     followup_chars: int
