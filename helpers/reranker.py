@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from . import client, detect, lifecycle, mode, privacy, scorers
-from .breaker import BREAKER
+from .breaker import BREAKER, TRIAL
 from .cache import CACHE
 from .errors import BreakerOpen, NotConfigured, Refused, RerankError
 from .settings import API_KEY_ENV, Settings, SettingsError, default_mapping
@@ -110,7 +110,8 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
     if hits is not None and all(s is not None for s in hits[1]):
         return Scored(hits[1], verdict.scale, verdict)  # type: ignore[union-attr, arg-type]
     key = _breaker_key(settings)
-    if scorer.may_go_down and not BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown):
+    admitted = BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown) if scorer.may_go_down else None
+    if scorer.may_go_down and not admitted:
         raise _skipped(settings)
     try:
         # The probe (once per endpoint or model) gives the scale and the floor's calibration,
@@ -119,6 +120,8 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
         if scorer.caches_scores and fresh_verdict is not verdict:  # a new probe: earlier lookups named another route
             hits = _cache_lookup(settings, fresh_verdict, query, documents)
         scores = await _score_missing(scorer, settings, fresh_verdict, query, documents, deadline, hits)
+        if scorer.may_go_down:
+            BREAKER.record_success(key)
     except asyncio.CancelledError:
         raise
     except BaseException:
@@ -129,8 +132,9 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
             if BREAKER.record_failure(key, settings.breaker_failures, settings.breaker_cooldown):
                 log.warning("a0_reranker: %s failing; circuit breaker open for %g s", settings.endpoint, settings.breaker_cooldown)
         raise
-    if scorer.may_go_down:
-        BREAKER.record_success(key)
+    finally:
+        if admitted == TRIAL:  # settled above, unless cancelled: then the next caller may try
+            BREAKER.release_trial(key)
     return Scored(scores, fresh_verdict.scale, fresh_verdict)
 
 
