@@ -17,6 +17,7 @@ import threading
 import time
 from urllib.parse import urlsplit
 
+from .errors import Refused
 from .settings import Settings
 
 # Names that end in one of these words hold a secret when a value is assigned to them:
@@ -110,23 +111,42 @@ def _private_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> 
     )
 
 
+def _is_localhost(host: str) -> bool:
+    host = host.lower()
+    return host in ("localhost", "localhost.localdomain") or host.endswith(".localhost")
+
+
+def _literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host.strip("[]").split("%")[0])
+    except ValueError:
+        return None
+
+
+def _lookup(host: str) -> tuple[bool, str | None]:
+    """(private?, the address to connect to). A name is resolved once here; every address it
+    has must be private, and the first one is what the client connects to (``pinned``), so a
+    second lookup by the connection cannot land somewhere this one did not check."""
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return False, None
+    addresses = [str(info[4][0]).split("%")[0] for info in infos]
+    private = bool(addresses) and all(_private_address(ipaddress.ip_address(a)) for a in addresses)
+    return private, (addresses[0] if private else None)
+
+
 def is_private_host(host: str) -> bool:
     """Loopback or private-network address (resolving names; unresolvable names are not private).
     Name lookups block, so async code calls ``check`` instead, which runs them off the loop."""
     if not host:
         return False
-    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(".localhost"):
+    if _is_localhost(host):
         return True
-    try:
-        addresses = [ipaddress.ip_address(host.split("%")[0])]
-    except ValueError:
-        try:
-            infos = socket.getaddrinfo(host, None)
-        except (OSError, UnicodeError):
-            return False
-        addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
-    # Every address must be private: a name that also resolves publicly may be sent there.
-    return bool(addresses) and all(_private_address(a) for a in addresses)
+    literal = _literal(host)
+    if literal is not None:
+        return _private_address(literal)
+    return _lookup(host)[0]
 
 
 def _guarded_host(settings: Settings) -> str | None:
@@ -145,18 +165,30 @@ def _refusal_text(host: str) -> str:
     return f"refused by the privacy guard: {shown} is not on loopback or a private network (setting 'rerank_private_only')"
 
 
-def _known(host: str) -> bool | None:
+def _known(host: str) -> tuple[bool, str | None] | None:
     with _resolved_lock:
         hit = _resolved.get(host)
-    return hit[1] if hit and hit[0] > time.monotonic() else None
+    return hit[1:] if hit and hit[0] > time.monotonic() else None
 
 
-def _remember(host: str, private: bool) -> bool:
+def _remember(host: str, verdict: tuple[bool, str | None]) -> tuple[bool, str | None]:
     with _resolved_lock:
         if len(_resolved) > 256:
             _resolved.clear()
-        _resolved[host] = (time.monotonic() + _RESOLVE_TTL_S, private)
-    return private
+        _resolved[host] = (time.monotonic() + _RESOLVE_TTL_S, *verdict)
+    return verdict
+
+
+def _verdict_now(host: str) -> tuple[bool, str | None]:
+    """(private?, pinned address): literals and localhost need no lookup (and no pin)."""
+    if not host:
+        return False, None
+    literal = _literal(host)
+    if literal is not None:
+        return _private_address(literal), None
+    if _is_localhost(host):
+        return True, None
+    return _lookup(host)
 
 
 def refusal(settings: Settings) -> str:
@@ -164,10 +196,12 @@ def refusal(settings: Settings) -> str:
     host = _guarded_host(settings)
     if host is None:
         return ""
-    private = _known(host)
-    if private is None:
-        private = _remember(host, is_private_host(host))
-    return "" if private else _refusal_text(host)
+    verdict = _known(host) or _remember(host, _verdict_now(host))
+    return "" if verdict[0] else _refusal_text(host)
+
+
+async def _verdict(host: str) -> tuple[bool, str | None]:
+    return _known(host) or _remember(host, await asyncio.to_thread(_verdict_now, host))
 
 
 async def check(settings: Settings) -> str:
@@ -175,10 +209,21 @@ async def check(settings: Settings) -> str:
     host = _guarded_host(settings)
     if host is None:
         return ""
-    private = _known(host)
-    if private is None:
-        private = _remember(host, await asyncio.to_thread(is_private_host, host))
-    return "" if private else _refusal_text(host)
+    return "" if (await _verdict(host))[0] else _refusal_text(host)
+
+
+async def pinned(settings: Settings, host: str) -> str | None:
+    """The address to connect to for ``host`` while rerank_private_only is on: the one the
+    guard checked (DNS rebinding: a name that answers 127.0.0.1 to the check and a public
+    address to the connection must never reach the second). None: connect by the name
+    itself (an IP literal, localhost, or the guard is off). Raises ``Refused`` when the name
+    is (now) not private."""
+    if not settings.private_only or not host:
+        return None
+    private, address = await _verdict(host)
+    if not private:
+        raise Refused(_refusal_text(host))
+    return address
 
 
 def forget() -> None:
