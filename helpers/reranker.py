@@ -103,7 +103,7 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
         if refusal:
             raise Refused(refusal)
         if settings.redact:
-            query, documents = privacy.redact(query), [privacy.redact(d) for d in documents]
+            query, documents = await privacy.redact_for_sending(query, documents, settings.max_doc_chars)
     # Scores already paid for need neither the scorer nor the breaker's permission.
     verdict = detect.cached(settings)
     hits = _cache_lookup(settings, verdict, query, documents) if verdict and scorer.caches_scores else None
