@@ -9,6 +9,7 @@ itself from the raw stream: httpx's own decoder inflates each network chunk whol
 
 from __future__ import annotations
 
+import asyncio
 import zlib
 
 import httpx
@@ -20,6 +21,8 @@ ACCEPT_ENCODING = "gzip, deflate"
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
 _ZLIB_WBITS = zlib.MAX_WBITS
 _RAW_DEFLATE_WBITS = -zlib.MAX_WBITS
+# The most one inflate step produces: a fraction of a millisecond of work on the loop.
+_PIECE = 256 << 10
 
 
 def _mib(n: int) -> str:
@@ -77,8 +80,10 @@ async def read_capped(response: httpx.Response, limit: int, *, cut: bool = False
     parts: list[bytes] = []
     size = 0
     async for raw in response.aiter_raw():
-        pieces = [raw] if inflater is None else inflater.feed(raw, limit - size + 1)
+        pieces = [raw] if inflater is None else inflater.feed(raw, min(limit - size + 1, _PIECE))
         for piece in pieces:
+            if inflater is not None:
+                await asyncio.sleep(0)  # one network chunk can inflate to megabytes: let others run between pieces
             size += len(piece)
             if size > limit:
                 if cut:
