@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bench import cache, client_overhead, judge_cost, loop_stall, outage, peers, recall_cost, recall_overhead
+from bench import cache, client_overhead, judge_cost, loop_stall, outage, peers, recall_cost, recall_overhead, redaction
 from bench.common import Row, print_table, write_json
 from bench.recall_rig import rig
 
@@ -21,6 +21,7 @@ def run_all() -> list[Row]:
     rows += peers.measure()
     rows += asyncio.run(cache.measure())
     rows += asyncio.run(loop_stall.arerank_rows())
+    rows += redaction.measure()
     # Through the stand-in Agent Zero (the plugin's own modules as the host loads them).
     with rig(memories=200) as r:
         rows += r.host.run(recall_overhead.measure(r))

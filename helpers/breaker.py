@@ -12,6 +12,11 @@ import time
 from dataclasses import dataclass
 
 
+# What ``allow`` answers: the breaker is closed, or this caller holds the one trial call.
+CLOSED = "closed"
+TRIAL = "trial"
+
+
 @dataclass
 class _State:
     failures: int = 0
@@ -26,16 +31,27 @@ class CircuitBreaker:
         self._lock = threading.Lock()
         self._states: dict[str, _State] = {}
 
-    def allow(self, key: str, failures_to_open: int, cooldown: float) -> bool:
-        """May a call go to ``key`` now? While open: no. After the cool-down: one trial."""
+    def allow(self, key: str, failures_to_open: int, cooldown: float) -> str | None:
+        """May a call go to ``key`` now? While open: no (None). Closed: ``CLOSED``. After the
+        cool-down: ``TRIAL`` for exactly one caller, who must settle it (``record_success``,
+        ``record_failure``) or hand it back (``release_trial``)."""
         with self._lock:
             state = self._states.get(key)
             if state is None or state.failures < failures_to_open:
-                return True
+                return CLOSED
             if self._clock() < state.open_until or state.trial_in_flight:
-                return False
+                return None
             state.trial_in_flight = True  # half-open: exactly one caller tries
-            return True
+            return TRIAL
+
+    def release_trial(self, key: str) -> None:
+        """The trial call ended without a verdict (it was cancelled): it neither closes nor
+        re-opens the breaker, but the next caller may try. Without this, one cancelled trial
+        kept the endpoint skipped for good."""
+        with self._lock:
+            state = self._states.get(key)
+            if state is not None:
+                state.trial_in_flight = False
 
     def record_success(self, key: str) -> None:
         with self._lock:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
+import math
 import random
 import threading
 import time
@@ -17,8 +19,18 @@ from typing import Any, Sequence
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception
 
-from . import qwen3, server_errors
-from .errors import BatchTooLarge, DeadlineExceeded, RerankError, ServerError, TransportError
+from . import privacy, qwen3, server_errors
+from .errors import (
+    BatchTooLarge,
+    DeadlineExceeded,
+    MalformedResponse,
+    NotConfigured,
+    RedirectLoop,
+    RerankError,
+    ServerError,
+    TransportError,
+)
+from .response_body import ACCEPT_ENCODING, read_capped
 from .settings import Settings
 from .wire import Route, split_endpoint
 from .wire._parse import decode_json
@@ -26,6 +38,17 @@ from .wire._parse import decode_json
 # Tests and benchmarks turn backoff sleeps down with ``set_backoff_scale(0)``.
 _BACKOFF = {"scale": 1.0}
 _MAX_BACKOFF_S = 2.0
+
+# The largest answer read, counted after decompression. A rerank answer is ~60 bytes per
+# document: 2,048 documents (pydantic servers' batch cap) come to ~120 KB, and 8 MiB leaves
+# room for servers that echo documents back (Jina does by default) at ordinary sizes. An
+# answer may also echo everything a request sent, at up to 3x for JSON's \uXXXX escapes,
+# so the ceiling for one request is this plus three times its body.
+MAX_RESPONSE_BYTES = 8 << 20
+# Bodies past this are parsed in a thread: json.loads of megabytes holds the loop.
+_PARSE_IN_THREAD_BYTES = 256 << 10
+# A best-effort GET (TEI's /info) is given at most this long, inside the call's deadline.
+_INFO_SECONDS = 2.0
 
 # The batch limit a server taught us, per base URL + path, so later calls split right away.
 _learned_batch: dict[str, int] = {}
@@ -62,7 +85,8 @@ def _build_client() -> httpx.AsyncClient:
         # Cross-host redirects drop Authorization in httpx, so a key never follows a redirect away.
         follow_redirects=True,
         limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
-        headers={"User-Agent": "a0_reranker"},
+        # Only codings response_body.py decodes itself, incrementally and counted.
+        headers={"User-Agent": "a0_reranker", "Accept-Encoding": ACCEPT_ENCODING},
         trust_env=False,
     )
 
@@ -112,14 +136,66 @@ def scrub(text: str, settings: Settings) -> str:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
+    """Seconds the server asks us to wait, or None when it says nothing readable ("soon")."""
+    value = response.headers.get("retry-after", "").strip()
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (ValueError, TypeError, IndexError, OverflowError):
+            return None
+        seconds = parsed.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _checked_request(url: str, settings: Settings) -> tuple[httpx.URL, dict[str, str]]:
+    """The URL and headers a request needs, or ``NotConfigured`` naming the setting that
+    cannot make them. Settings are checked when saved, but another plugin may pass any
+    mapping to ``arerank(config=...)``: nothing is sent, and the reason is the same every
+    route would meet."""
+    try:
+        parsed = httpx.URL(url)
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise httpx.InvalidURL("it needs http:// or https:// and a host")
+    except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
+        reason = scrub(str(exc), settings)[:200]
+        raise NotConfigured(f"the endpoint is not a valid URL: {reason} (setting 'rerank_endpoint')") from None
+    key = settings.api_key
+    if key and not (key.isascii() and key.isprintable()):
+        # HTTP headers carry ASCII only; saying which character would show part of the key.
+        raise NotConfigured("the API key has characters an HTTP header cannot carry (setting 'rerank_api_key')")
+    return parsed, auth_headers(settings)
+
+
+async def _pinned(target: httpx.URL, headers: dict[str, str], settings: Settings):
+    """While rerank_private_only is on, connect to the address the privacy guard checked, not
+    to whatever a second lookup of the name answers (DNS rebinding). Host header and TLS
+    name (SNI, certificate check) stay the name. Raises ``Refused`` for a name now public."""
+    address = await privacy.pinned(settings, target.host)
+    if address is None:
+        return target, headers, {}
+    named = {**headers, "Host": target.netloc.decode("ascii")}
+    return target.copy_with(host=address), named, {"sni_hostname": target.host}
+
+
+def _transport_failure(exc: Exception, settings: Settings) -> RerankError:
+    """Every httpx failure as a typed reranker error."""
+    if isinstance(exc, httpx.TimeoutException):
+        return DeadlineExceeded(f"no answer within {settings.timeout:g} s")
+    if isinstance(exc, httpx.TooManyRedirects):
+        return RedirectLoop("the server redirected in a loop (more than 20 hops); nothing was answered")
+    if isinstance(exc, httpx.DecodingError):
+        return MalformedResponse("the compressed answer is corrupt and cannot be decompressed")
+    return TransportError(f"{type(exc).__name__}: {scrub(str(exc), settings) or 'connection failed'}")
+
+
+async def _decode(content: bytes, content_type: str) -> Any:
+    if len(content) > _PARSE_IN_THREAD_BYTES:
+        return await asyncio.to_thread(decode_json, content, content_type)
+    return decode_json(content, content_type)
 
 
 async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline: Deadline) -> Any:
@@ -127,36 +203,70 @@ async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline
     remaining = deadline.remaining()
     if remaining <= 0:
         raise DeadlineExceeded("timed out before the request was sent")
+    target, headers = _checked_request(url, settings)
+    target, headers, extensions = await _pinned(target, headers, settings)
+    content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    limit = MAX_RESPONSE_BYTES + 3 * len(content)
     client = await http_client()
     try:
         # With the privacy guard on, a redirect could lead memory text off the private
         # network after the endpoint passed the check, so it is not followed.
-        response = await client.post(
-            url, json=body, headers=auth_headers(settings), timeout=remaining, follow_redirects=not settings.private_only
-        )
-    except httpx.TimeoutException:
-        raise DeadlineExceeded(f"no answer within {settings.timeout:g} s") from None
-    except httpx.TransportError as exc:
-        raise TransportError(f"{type(exc).__name__}: {scrub(str(exc), settings) or 'connection failed'}") from None
-    if 300 <= response.status_code < 400:
-        raise ServerError(response.status_code, "redirected; not followed while rerank_private_only is on")
-    if response.status_code >= 400:
-        answer = server_errors.read(response.text)
-        message = scrub(answer.message, settings)
-        if answer.batch_limit and response.status_code in (413, 422, 400):
-            raise BatchTooLarge(response.status_code, message, answer.batch_limit)
-        models = tuple(scrub(name, settings) for name in answer.models)
-        raise ServerError(response.status_code, message, retry_after=_retry_after(response), models=models)
-    return decode_json(response.content, response.headers.get("content-type", ""))
+        async with client.stream(
+            "POST", target, content=content, headers={**headers, "Content-Type": "application/json"},
+            timeout=remaining, follow_redirects=not settings.private_only, extensions=extensions,
+        ) as response:
+            status = response.status_code
+            if 300 <= status < 400:
+                raise ServerError(status, "redirected; not followed while rerank_private_only is on")
+            if status >= 400:
+                return _raise_error_answer(response, await _error_text(response), settings)
+            payload = await read_capped(response, limit)
+            content_type = response.headers.get("content-type", "")
+    except httpx.HTTPError as exc:
+        raise _transport_failure(exc, settings) from None
+    return await _decode(payload, content_type)
+
+
+async def _error_text(response: httpx.Response) -> str:
+    """An error answer's text, cut at the ceiling rather than refused: what it says comes first
+    (a validation error's message precedes the documents it echoes), and is read from the cut."""
+    try:
+        body = await read_capped(response, MAX_RESPONSE_BYTES, cut=True)
+    except MalformedResponse as exc:  # corrupt compression, or a coding not asked for
+        return str(exc)
+    return body.decode("utf-8", errors="replace")
+
+
+def _raise_error_answer(response: httpx.Response, text: str, settings: Settings) -> Any:
+    answer = server_errors.read(text)
+    message = scrub(answer.message, settings)
+    if answer.batch_limit and response.status_code in (413, 422, 400):
+        raise BatchTooLarge(response.status_code, message, answer.batch_limit)
+    models = tuple(scrub(name, settings) for name in answer.models)
+    raise ServerError(response.status_code, message, retry_after=_retry_after(response), models=models)
 
 
 async def get_json(url: str, settings: Settings, deadline: Deadline) -> Any | None:
-    """A best-effort GET (e.g. TEI's /info); None on any failure."""
+    """A best-effort GET (e.g. TEI's /info); None on any failure. Under the same rules as the
+    call it belongs to: inside its deadline (a server that drips its answer a byte at a time
+    is cut off there), no redirects while rerank_private_only is on, the same size ceiling."""
+    seconds = min(_INFO_SECONDS, deadline.remaining())
+    if seconds <= 0:
+        return None
     try:
+        target, headers = _checked_request(url, settings)
         client = await http_client()
-        response = await client.get(url, headers=auth_headers(settings), timeout=max(0.1, min(2.0, deadline.remaining())))
-        return response.json() if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+        async with asyncio.timeout(seconds):
+            target, headers, extensions = await _pinned(target, headers, settings)
+            async with client.stream(
+                "GET", target, headers=headers, timeout=seconds, follow_redirects=not settings.private_only, extensions=extensions
+            ) as response:
+                if response.status_code != 200:
+                    return None
+                payload = await read_capped(response, MAX_RESPONSE_BYTES)
+                content_type = response.headers.get("content-type", "")
+        return await _decode(payload, content_type)
+    except (httpx.HTTPError, RerankError, TimeoutError):
         return None
 
 

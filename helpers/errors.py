@@ -69,3 +69,11 @@ class ProbeFailed(RerankError):
     def __init__(self, verdict: str, reason: str, status: int | None = None, malformed: bool = False):
         super().__init__(reason)
         self.verdict, self.status, self.malformed = verdict, status, malformed
+
+
+class ResponseTooLarge(MalformedResponse):
+    """The answer grew past what any reranker answer needs (counted after decompression)."""
+
+
+class RedirectLoop(RerankError):
+    """The server kept redirecting (httpx stops after 20 hops): no answer to read."""

@@ -53,6 +53,7 @@ PROBE_WORDS = {
     "misranks": "it did not rank the probe correctly (see Test connection)",
     "unsupported": "the server does not support reranking",
     "refused": "the privacy guard refused the endpoint",
+    "bad_setting": "a setting cannot make a request (see Test connection)",
 }
 
 

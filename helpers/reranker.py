@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from . import calling_agent, client, detect, lifecycle, mode, privacy, scorers
-from .breaker import BREAKER
+from .breaker import BREAKER, TRIAL
 from .cache import CACHE
 from .errors import BreakerOpen, NotConfigured, Refused, RerankError
 from .settings import API_KEY_ENV, Settings, SettingsError, default_mapping
@@ -107,14 +107,15 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
         if refusal:
             raise Refused(refusal)
         if settings.redact:
-            query, documents = privacy.redact(query), [privacy.redact(d) for d in documents]
+            query, documents = await privacy.redact_for_sending(query, documents, settings.max_doc_chars)
     # Scores already paid for need neither the scorer nor the breaker's permission.
     verdict = detect.cached(settings)
     hits = _cache_lookup(settings, verdict, query, documents) if verdict and scorer.caches_scores else None
     if hits is not None and all(s is not None for s in hits[1]):
         return Scored(hits[1], verdict.scale, verdict)  # type: ignore[union-attr, arg-type]
     key = _breaker_key(settings)
-    if scorer.may_go_down and not BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown):
+    admitted = BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown) if scorer.may_go_down else None
+    if scorer.may_go_down and not admitted:
         raise _skipped(settings)
     try:
         # The probe (once per endpoint or model) gives the scale and the floor's calibration,
@@ -125,6 +126,8 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
         asked = time.monotonic()
         scores = await _score_missing(scorer, settings, fresh_verdict, query, documents, deadline, hits)
         latency_ms = (time.monotonic() - asked) * 1000
+        if scorer.may_go_down:
+            BREAKER.record_success(key)
     except asyncio.CancelledError:
         raise
     except BaseException:
@@ -135,8 +138,9 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
             if BREAKER.record_failure(key, settings.breaker_failures, settings.breaker_cooldown):
                 log.warning("a0_reranker: %s failing; circuit breaker open for %g s", settings.endpoint or key, settings.breaker_cooldown)
         raise
-    if scorer.may_go_down:
-        BREAKER.record_success(key)
+    finally:
+        if admitted == TRIAL:  # settled above, unless cancelled: then the next caller may try
+            BREAKER.release_trial(key)
     return Scored(scores, fresh_verdict.scale, fresh_verdict, latency_ms)
 
 

@@ -25,9 +25,11 @@ from typing import Any
 
 MESSAGE_CHARS = 300
 
+# At most 9 digits, and no digit after them: a number longer than any batch is no limit at
+# all (and int() of thousands of digits raises ValueError past Python's 4,300-digit guard).
 _BATCH_LIMITS = (
-    re.compile(r"maximum allowed batch size\D{0,8}(\d+)", re.IGNORECASE),  # TEI
-    re.compile(r"should have at most (\d+) items?", re.IGNORECASE),  # pydantic 2's too_long
+    re.compile(r"maximum allowed batch size\D{0,8}(\d{1,9})(?!\d)", re.IGNORECASE),  # TEI
+    re.compile(r"should have at most (\d{1,9}) items?", re.IGNORECASE),  # pydantic 2's too_long
 )
 _MODEL_LIST = re.compile(r"available model(?: name)?s(?: are| is)?:?\s*(\[[^\]]*\])", re.IGNORECASE)
 

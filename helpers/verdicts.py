@@ -71,6 +71,7 @@ class Attempt:
     models: tuple[str, ...] = ()  # the model names the server listed in its error
     timed_out: bool = False  # no answer within the call's deadline
     malformed: bool = False  # an answer that could not be read as scores
+    bad_setting: bool = False  # nothing was sent: a setting cannot make a request (NotConfigured)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -99,7 +100,7 @@ class Verdict:
 @dataclass
 class ProbeReport:
     ok: bool
-    verdict: str  # ok | weak | fusion | misranks | unreachable | timeout | auth | model | unsupported | error | not_configured | refused
+    verdict: str  # ok | weak | fusion | misranks | unreachable | timeout | auth | model | unsupported | error | not_configured | refused | bad_setting
     reason: str
     endpoint: str = ""
     model: str = ""

@@ -12,7 +12,7 @@ import time
 from typing import Sequence
 
 from .. import client
-from ..errors import DeadlineExceeded, RerankError, ServerError, TransportError
+from ..errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, ServerError, TransportError
 from ..settings import Settings
 from ..verdicts import PROBE_DOCS, PROBE_QUERY, SWAP_TOLERANCE, Attempt, Judgement, ProbeReport, Verdict, judge
 from ..wire import TEI, TEI_DEFAULT_BATCH, Route, candidate_routes, split_endpoint
@@ -50,6 +50,8 @@ async def _probe(settings: Settings, deadline: client.Deadline, report: ProbeRep
             break  # the host itself is unreachable: every other route would fail the same way
         if attempt.status in (401, 403):
             break  # the key was refused: do not send it to every other path as well
+        if attempt.bad_setting:
+            break  # nothing was sent: every other route would stop at the same setting
         if attempt.verdict in ("pass", "weak"):
             judgement = judge(attempt.scores["relevant"], attempt.scores["near_miss"], attempt.scores["irrelevant"])
             if attempt.verdict == "pass":
@@ -83,8 +85,12 @@ async def _try_route(settings: Settings, route: Route, deadline: client.Deadline
         attempt.reason = f"cannot connect: {exc}"
     except DeadlineExceeded as exc:
         attempt.reason, attempt.timed_out = str(exc), True
-    except RerankError as exc:
+    except NotConfigured as exc:
+        attempt.reason, attempt.bad_setting = str(exc), True
+    except MalformedResponse as exc:
         attempt.reason, attempt.malformed = f"malformed answer: {exc}", True
+    except RerankError as exc:  # a redirect loop, say: this route failed, another may not
+        attempt.reason = str(exc)
     attempt.latency_ms = (time.monotonic() - started) * 1000
     return attempt
 
@@ -118,6 +124,8 @@ def _explain_failure(report: ProbeReport) -> None:
     statuses = {a.status for a in attempts}
     if not attempts:
         report.verdict, report.reason = "error", "no route to try for this endpoint and API setting"
+    elif attempts[-1].bad_setting:
+        report.verdict, report.reason = "bad_setting", attempts[-1].reason
     elif all(a.status is None and "connect" in a.reason.lower() for a in attempts):
         report.verdict, report.reason = "unreachable", f"cannot reach {report.endpoint}: {attempts[0].reason}"
     elif attempts[-1].timed_out:

@@ -1,0 +1,232 @@
+"""The client against hostile servers on 127.0.0.1 (tests/servers/hostile.py): answers too
+large to hold, gzip bombs, broken gzip, redirect loops, unreadable numbers and headers, a
+slow-drip TEI /info, a name that rebinds to a public address, a cancelled breaker trial.
+Each one ends as a typed reranker error with a clear reason (or a probe that goes on to the
+next route), within the call's deadline, and never connects anywhere but loopback."""
+
+import asyncio
+import ipaddress
+import json
+import socket
+
+import pytest
+
+from helpers import client, detect, privacy, reranker
+from helpers.errors import BreakerOpen, MalformedResponse, Refused, RerankError, ResponseTooLarge
+from helpers.settings import Settings
+from helpers.wire import RERANK, TEI, Route
+from tests.servers import hostile, start
+
+QUERY = "how do I restart the grafana container"
+DOCS = ["The user is vegetarian.", "To restart the grafana container run docker compose restart grafana."]
+TEI_ROUTE = Route(TEI, "/rerank")
+TEI_ANSWER = b'[{"index": 1, "score": 0.9}, {"index": 0, "score": 0.1}]'
+
+
+def _settings(url: str, **extra) -> Settings:
+    return Settings.from_mapping({"rerank_api": "auto", "rerank_endpoint": url, "rerank_retries": 0, **extra})
+
+
+def _score(settings: Settings) -> list[float]:
+    return asyncio.run(client.score(settings, TEI_ROUTE, QUERY, DOCS, client.Deadline.after(settings.timeout)))
+
+
+def _probe(url: str, **extra) -> dict:
+    return asyncio.run(reranker.aprobe({"rerank_api": "auto", "rerank_endpoint": url, "rerank_retries": 0, **extra}))
+
+
+def _on(path: str, answer) -> dict:
+    return {path: answer}
+
+
+# --- answers too large to hold ----------------------------------------------------------------
+def test_an_answer_larger_than_the_cap_is_refused_before_it_is_read_whole():
+    padding = 64 * client.MAX_RESPONSE_BYTES
+    script = lambda request: hostile.Answer(200, {"Content-Type": "application/json"}, hostile.padded_json(TEI_ANSWER, padding))
+    with hostile.serve("tei19", _on("/rerank", script)) as srv:
+        with pytest.raises(ResponseTooLarge) as caught:
+            _score(_settings(srv.url))
+        assert "too large" in str(caught.value) and "8 MiB" in str(caught.value)
+        assert srv.finished("/rerank") == 0 and srv.sent["/rerank"] < padding
+
+
+def test_a_gzip_bomb_is_counted_after_decompression_and_cut_off():
+    bomb = hostile.gzip_bomb(TEI_ANSWER, 200 << 20)  # ~200 KB on the wire, 200 MiB inflated
+    assert len(bomb) < 1 << 20
+    script = lambda request: hostile.Answer(200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, [bomb])
+    with hostile.serve("tei19", _on("/rerank", script)) as srv:
+        with pytest.raises(ResponseTooLarge):
+            _score(_settings(srv.url))
+
+
+def test_a_small_gzipped_answer_still_reads():
+    script = lambda request: hostile.Answer(200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, [hostile.gzipped(TEI_ANSWER)])
+    with hostile.serve("tei19", _on("/rerank", script)) as srv:
+        assert _score(_settings(srv.url)) == [0.1, 0.9]
+
+
+def test_an_oversized_answer_on_one_route_is_named_and_the_probe_goes_on():
+    script = lambda request: hostile.Answer(200, {"Content-Type": "application/json"}, hostile.padded_json(b"[]", 4 * client.MAX_RESPONSE_BYTES))
+    with hostile.serve("tei19", _on("/v1/rerank", script)) as srv:
+        report = _probe(srv.url)
+    assert report["ok"] and report["route"] == "tei /rerank"
+    assert "too large" in report["attempts"][0]["reason"]
+
+
+# --- errors that used to escape the typed mapping ---------------------------------------------
+def test_broken_gzip_on_one_route_is_a_malformed_answer_and_the_probe_goes_on():
+    script = lambda request: hostile.Answer(200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, [b"\x1f\x8b\x08\x00garbage-not-deflate"])
+    with hostile.serve("tei19", _on("/v1/rerank", script)) as srv:
+        report = _probe(srv.url)
+        with pytest.raises(MalformedResponse):
+            asyncio.run(client.score(_settings(srv.url), Route(RERANK, "/v1/rerank"), QUERY, DOCS, client.Deadline.after(5)))
+    assert report["ok"] and report["route"] == "tei /rerank"
+    assert "compressed" in report["attempts"][0]["reason"]
+
+
+def test_a_redirect_loop_on_one_route_is_a_server_error_and_the_probe_goes_on():
+    with hostile.serve("tei19", _on("/v1/rerank", hostile.redirect_loop)) as srv:
+        report = _probe(srv.url)
+    assert report["ok"] and report["route"] == "tei /rerank"
+    assert "redirect" in report["attempts"][0]["reason"]
+
+
+def test_a_batch_limit_with_five_thousand_digits_is_no_limit_and_the_probe_goes_on():
+    body = json.dumps({"detail": [{"type": "x", "loc": ["body"], "msg": f"List should have at most {'9' * 5000} items"}]}).encode()
+    script = lambda request: hostile.Answer(422, {"Content-Type": "application/json"}, [body])
+    with hostile.serve("tei19", _on("/v1/rerank", script)) as srv:
+        report = _probe(srv.url)
+    assert report["ok"] and report["route"] == "tei /rerank"
+    assert report["attempts"][0]["status"] == 422
+
+
+def test_a_retry_after_that_is_no_date_is_ignored_and_the_probe_goes_on():
+    script = lambda request: hostile.Answer(503, {"Content-Type": "text/plain", "Retry-After": "soon"}, [b"busy"])
+    with hostile.serve("tei19", _on("/v1/rerank", script)) as srv:
+        report = _probe(srv.url, rerank_retries=1)
+    assert report["ok"] and report["route"] == "tei /rerank"
+    assert report["attempts"][0]["status"] == 503
+
+
+def test_an_endpoint_with_full_width_letters_is_a_bad_setting_named_in_the_probe():
+    port = hostile.free_port()
+    report = reranker.probe({"rerank_api": "auto", "rerank_endpoint": f"http://ｌｏｃａｌｈｏｓｔ:{port}", "rerank_retries": 0})
+    assert not report["ok"] and report["verdict"] == "bad_setting"
+    assert "rerank_endpoint" in report["reason"]
+    assert len(report["attempts"]) <= 1  # every route would fail the same way
+
+
+def test_a_key_an_http_header_cannot_carry_is_a_bad_setting_and_never_echoed():
+    with start("tei19") as srv:
+        key = "clé-secrète-1234"
+        report = reranker.probe({"rerank_api": "auto", "rerank_endpoint": srv.url, "rerank_api_key": key})
+        assert reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url, "rerank_api_key": key}) is None
+        assert srv.requests == []
+    assert not report["ok"] and report["verdict"] == "bad_setting"
+    assert "rerank_api_key" in report["reason"] and key not in json.dumps(report)
+
+
+# --- the circuit breaker after a cancelled trial ----------------------------------------------
+def test_a_cancelled_trial_call_lets_the_next_caller_try():
+    config = {"rerank_endpoint": "", "rerank_breaker_failures": 1, "rerank_breaker_cooldown": 0, "rerank_retries": 0}
+    with start("tei19") as srv:
+        config["rerank_endpoint"] = srv.url
+        settings = reranker.load_settings(config)
+
+        async def scenario():
+            srv.set_faults(statuses=[500] * 20)
+            with pytest.raises(RerankError):  # the probe fails: the breaker opens
+                await reranker.score_documents(settings, QUERY, DOCS)
+            srv.set_faults(delay=5.0)
+            trial = asyncio.ensure_future(reranker.score_documents(settings, QUERY, DOCS))
+            while not srv.requests or srv.requests[-1].path == "/v1/rerank" and len(srv.requests) < 2:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            trial.cancel()  # the trial is cancelled: routine (a chat stopped, a recall timed out)
+            with pytest.raises(asyncio.CancelledError):
+                await trial
+            srv.recover()
+            return await reranker.score_documents(settings, QUERY, DOCS)
+
+        try:
+            scored = asyncio.run(scenario())
+        except BreakerOpen:
+            pytest.fail("the breaker stayed open after a cancelled trial")
+    assert scored.scores[1] > scored.scores[0]
+
+
+# --- TEI /info inside the call's deadline and rules -------------------------------------------
+def test_a_slow_drip_tei_info_is_cut_at_the_probes_deadline():
+    body = b'{"max_client_batch_size": 8, "model_id": "' + b"x" * 100 + b'"}'
+    with hostile.serve("tei19", _on("/info", hostile.drip(body, every=0.3))) as srv:
+        report = _probe(srv.url, rerank_timeout=2)
+        assert srv.finished("/info") == 0  # the probe did not sit through the drip
+    assert report["ok"] and report["route"] == "tei /rerank"
+    assert report["batch_limit"] == 32  # TEI's default: /info could not be read in time
+
+
+def test_tei_info_does_not_follow_a_redirect_while_private_only_is_on():
+    with hostile.serve("tei19", {}) as elsewhere:
+        moved = lambda request: hostile.Answer(302, {"Location": elsewhere.url + "/info", "Content-Length": "0"})
+        with hostile.serve("tei19", _on("/info", moved)) as srv:
+            report = _probe(srv.url, rerank_private_only=True)
+        assert elsewhere.requests == []
+    assert report["ok"] and report["route"] == "tei /rerank"
+
+
+# --- DNS rebinding past the privacy guard -----------------------------------------------------
+@pytest.fixture
+def rebinding(monkeypatch):
+    """``rebind.test`` answers 127.0.0.1 the first time it is looked up and a public address
+    (not a documentation range: Python counts 203.0.113.0/24 as private)
+    after; every connection to anything but loopback is refused (and recorded)."""
+    real_getaddrinfo, real_connect, real_connect_ex = socket.getaddrinfo, socket.socket.connect, socket.socket.connect_ex
+    state = {"lookups": 0, "public": "8.8.8.8", "rebind": True, "off_loopback": []}
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host in ("rebind.test", b"rebind.test"):  # asyncio passes the name as bytes
+            state["lookups"] += 1
+            address = "127.0.0.1" if state["lookups"] == 1 or not state["rebind"] else state["public"]
+            return real_getaddrinfo(address, port, *args, **kwargs)
+        return real_getaddrinfo(host, port, *args, **kwargs)
+
+    def guard(address):
+        host = address[0] if isinstance(address, tuple) else None
+        if host is not None and not ipaddress.ip_address(host.split("%")[0]).is_loopback:
+            state["off_loopback"].append(host)
+            raise ConnectionRefusedError(f"test: no connection to {host}")
+
+    def connect(self, address):
+        guard(address)
+        return real_connect(self, address)
+
+    def connect_ex(self, address):
+        guard(address)
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    privacy.forget()
+    yield state
+    privacy.forget()
+
+
+def test_a_name_that_rebinds_to_a_public_address_is_reached_only_at_the_checked_one(rebinding):
+    with start("tei19") as srv:
+        config = {"rerank_endpoint": f"http://rebind.test:{srv.port}", "rerank_private_only": True, "rerank_retries": 0}
+        ranked = reranker.rerank(QUERY, DOCS, config=config)
+        assert ranked is not None and ranked[0][0] == 1  # every request went to the checked 127.0.0.1
+        assert {r.headers.get("host") for r in srv.requests} == {f"rebind.test:{srv.port}"}  # Host stays the name
+    assert rebinding["off_loopback"] == []
+
+
+def test_a_name_that_has_turned_public_since_the_check_is_refused_not_connected(rebinding):
+    with start("tei19") as srv:
+        settings = Settings.from_mapping({"rerank_endpoint": f"http://rebind.test:{srv.port}", "rerank_private_only": True, "rerank_retries": 0})
+        assert asyncio.run(privacy.check(settings)) == ""  # 127.0.0.1: allowed
+        privacy.forget()  # the remembered verdict expires; the name now answers a public address
+        with pytest.raises(Refused):
+            _score(settings)
+        assert srv.requests == []
+    assert rebinding["off_loopback"] == []
