@@ -136,12 +136,12 @@ def test_uninstall_takes_the_saved_key_out_of_usr_env_and_the_environment(host):
     env_path.write_bytes(before)
     dotenv.load_dotenv()
     host.save_config({"rerank_endpoint": "https://api.example.com", "rerank_api_key": SECRET})  # the panel's Save
-    assert env_path.read_bytes() == before + f"\n{KEY}={SECRET}\n".encode()
+    assert env_path.read_bytes() == before + f"{KEY}={SECRET}\n".encode()
     assert dotenv.get_dotenv_value(KEY) == SECRET
 
     assert host.call_hook("uninstall") is None
 
-    assert env_path.read_bytes() == before + b"\n"  # only the key's line went
+    assert env_path.read_bytes() == before  # only the key's line went
     assert dotenv.get_dotenv_value(KEY) is None
     dotenv.load_dotenv()  # what the next start does: the key does not come back
     assert dotenv.get_dotenv_value(KEY) is None
@@ -211,7 +211,7 @@ def test_deleting_the_plugin_from_the_ui_path_removes_the_key(tmp_path, monkeypa
         h.save_config({"rerank_api_key": SECRET})
         plugins.uninstall_plugin("a0_reranker")
         assert not h.plugin_dir.exists()
-        assert env_path.read_text() == "AUTH_LOGIN=admin\n\n"
+        assert env_path.read_text() == "AUTH_LOGIN=admin\n"
         assert dotenv.get_dotenv_value(KEY) is None
     finally:
         h.close()
