@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Mapping, MutableMapping
 
-from . import envfile
-from .settings import API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, coerce, key_input
+from . import envfile, shadow_path
+from .settings import API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, SettingsError, coerce, key_input
 
 
 def prepare_for_save(
@@ -21,7 +21,12 @@ def prepare_for_save(
     placeholder (stored through ``save_secret``). ``stored`` is where a saved key is found
     (the process environment, which the host loads usr/.env into). Raises ``SettingsError``."""
     stored = os.environ if stored is None else stored
-    Settings.from_mapping(settings)  # the whole mapping must be valid, with its cross-checks
+    checked = Settings.from_mapping(settings)  # the whole mapping must be valid, with its cross-checks
+    if checked.shadow_log:
+        try:
+            shadow_path.resolve(checked.shadow_log)
+        except shadow_path.PathRefused as exc:
+            raise SettingsError("rerank_shadow_log", f"got {checked.shadow_log!r}: {exc}") from None
     out = {key: coerce(key, value) for key, value in settings.items() if key in LIMITS}
     key = key_input(settings.get("rerank_api_key"))  # "none" means no key here as everywhere
     if key and key != API_KEY_PLACEHOLDER:
