@@ -102,7 +102,7 @@ def test_no_form_of_the_key_reaches_any_output(host, shape, caplog, capsys):
             outputs["status api"] = json.dumps(host.run(host.call_api("plugins/a0_reranker/status", {})).get_json())
             outputs["status tool"] = host.run(status_tool_text(agent))
             capsys.readouterr()
-            host.import_plugin("helpers.cli").main(["status", "--json"] if False else ["status"])
+            host.import_plugin("helpers.cli").main(["status"])
             outputs["cli status"] = "".join(capsys.readouterr())
         outputs["log records"] = "\n".join(
             r.getMessage() + (r.exc_text or "") for r in caplog.records if r.name.startswith("a0_reranker"))
