@@ -59,7 +59,7 @@ def save_plugin_config(settings=None, **kwargs):
     from usr.plugins.a0_reranker.helpers.settings import SettingsError
 
     try:
-        saved = config_store.prepare_for_save(settings or {}, dotenv.save_dotenv_value)
+        saved = config_store.prepare_for_save(settings or {}, config_store.dotenv_writer(dotenv.get_dotenv_file_path()))
     except SettingsError as exc:
         raise ValueError(str(exc)) from None
     recall.forget_settings()

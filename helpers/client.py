@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception
 
-from . import privacy, qwen3, server_errors
+from . import key_scrub, privacy, qwen3, server_errors
 from .errors import (
     BatchTooLarge,
     DeadlineExceeded,
@@ -131,8 +131,8 @@ def auth_headers(settings: Settings) -> dict[str, str]:
 
 
 def scrub(text: str, settings: Settings) -> str:
-    """Remove the key from any text that came back from a server before it is stored or shown."""
-    return text.replace(settings.api_key, "***") if settings.api_key else text
+    """Remove the key, in any form, from text that came back from a server before it is stored or shown."""
+    return key_scrub.scrub(text, settings.api_key)
 
 
 def _retry_after(response: httpx.Response) -> float | None:

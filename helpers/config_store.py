@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Mapping, MutableMapping
 
-from . import envfile
-from .settings import API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, coerce
+from . import envfile, shadow_path
+from .settings import API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, SettingsError, coerce, key_input
 
 
 def prepare_for_save(
@@ -21,9 +21,14 @@ def prepare_for_save(
     placeholder (stored through ``save_secret``). ``stored`` is where a saved key is found
     (the process environment, which the host loads usr/.env into). Raises ``SettingsError``."""
     stored = os.environ if stored is None else stored
-    Settings.from_mapping(settings)  # the whole mapping must be valid, with its cross-checks
+    checked = Settings.from_mapping(settings)  # the whole mapping must be valid, with its cross-checks
+    if checked.shadow_log:
+        try:
+            shadow_path.resolve(checked.shadow_log)
+        except shadow_path.PathRefused as exc:
+            raise SettingsError("rerank_shadow_log", f"got {checked.shadow_log!r}: {exc}") from None
     out = {key: coerce(key, value) for key, value in settings.items() if key in LIMITS}
-    key = str(settings.get("rerank_api_key") or "").strip()
+    key = key_input(settings.get("rerank_api_key"))  # "none" means no key here as everywhere
     if key and key != API_KEY_PLACEHOLDER:
         save_secret(API_KEY_ENV, key)
         out["rerank_api_key"] = API_KEY_PLACEHOLDER
@@ -34,6 +39,25 @@ def prepare_for_save(
     else:
         out["rerank_api_key"] = API_KEY_PLACEHOLDER
     return out
+
+
+def dotenv_writer(dotenv_path: str, environ: MutableMapping[str, str] | None = None) -> Callable[[str, str], None]:
+    """A ``save_secret`` for ``prepare_for_save`` that writes the host's usr/.env itself,
+    instead of the host's ``save_dotenv_value``: that one writes the value raw (a line break
+    in a key would add variables, ``${X}`` would send another secret, ``#`` would cut it)
+    and turns CRLF into LF. An empty value removes the variable. The process environment
+    gets the value the host would load from the file."""
+    env = os.environ if environ is None else environ
+
+    def save(name: str, value: str) -> None:
+        if value:
+            envfile.set_variable(dotenv_path, name, value)
+            env[name] = value
+        else:
+            envfile.remove_variable(dotenv_path, name)
+            env.pop(name, None)
+
+    return save
 
 
 def forget_stored_key(dotenv_path: str, environ: MutableMapping[str, str] | None = None) -> bool:

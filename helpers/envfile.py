@@ -1,10 +1,11 @@
-"""Removing one variable from a dotenv file (the host's ``usr/.env``) and nothing else.
+"""Setting or removing one variable in a dotenv file (the host's ``usr/.env``) and nothing else.
 
-Agent Zero's ``helpers/dotenv.py`` can save a variable but not remove one, and
-python-dotenv's own ``unset_key`` rewrites the whole file in text mode (CRLF becomes LF)
-and drops the blank lines before the binding. Here every byte outside the variable's own
-lines stays as it was: comments, blank lines, order, other variables, CRLF, a missing
-final newline, bytes that are not UTF-8.
+Agent Zero's ``helpers/dotenv.py`` can save a variable but not remove one, and it writes
+the value raw (a line break in it adds variables, ``#`` cuts it, ``${X}`` expands) and
+rewrites the file in text mode (CRLF becomes LF); python-dotenv's own ``unset_key`` does
+too and drops the blank lines before the binding. Here every byte outside the variable's
+own lines stays as it was: comments, blank lines, order, other variables, CRLF, a missing
+final newline, bytes that are not UTF-8; and a value reads back exactly (``quoted``).
 
 Which lines are the variable's is decided the way python-dotenv (what the host loads the
 file with) reads the file: ``KEY=value``, ``export KEY=value``, ``'KEY'=value``, spaces
@@ -103,6 +104,66 @@ def without(text: str, name: str) -> str:
     return kept
 
 
+# Characters that need no quoting: python-dotenv reads an unquoted value of these as is.
+_PLAIN = re.compile(r"[A-Za-z0-9_.,:;@%+=/~^*?!|-]*")
+# python-dotenv expands ${NAME} in every value, quoted or not, and has no escape for it.
+# ${:-$} is a reference to the empty name, which no environment can define (the parser
+# wants at least one character, putenv refuses ""), so it always becomes its default: "$".
+_DOLLAR = "${:-$}"
+
+
+def quoted(value: str) -> str:
+    """``value`` written so python-dotenv (with interpolation, as the host loads usr/.env)
+    reads it back exactly. Line breaks cannot be written: callers refuse them first."""
+    if "\n" in value or "\r" in value:
+        raise ValueError("a dotenv value written here cannot hold a line break")
+    if _PLAIN.fullmatch(value):
+        return value
+    # Single quotes: only \\ and \' are escapes in them; "#" and '"' are plain text.
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'").replace("${", _DOLLAR + "{")
+    return f"'{escaped}'"
+
+
+def _line_end(text: str) -> str:
+    """The file's own line end (its first one), LF for a file without one."""
+    match = re.search(r"\r\n|\n|\r", text)
+    return match.group(0) if match else "\n"
+
+
+def with_value(text: str, name: str, value: str) -> str:
+    """``text`` with ``name`` bound to ``value``: its first binding replaced in place (the
+    others removed), or a new line at the end; in the file's own line ends."""
+    end = _line_end(text)
+    line = f"{name}={quoted(value)}{end}"
+    found = [b for b in bindings(text) if b.key == name]
+    if not found:
+        if text and not text.endswith(("\n", "\r")):
+            text += end
+        return text + line
+    first = found[0]
+    rest = without(text[first.end:], name)
+    own = text[first.start:first.end]
+    if not own.endswith(("\n", "\r")):  # the unterminated last line stays unterminated
+        line = line[: -len(end)]
+    return text[: first.start] + line + rest
+
+
+def set_variable(path: str, name: str, value: str) -> bool:
+    """Bind ``name`` to ``value`` in the dotenv file at ``path`` (created if missing), in
+    place. True when the file changed. Raises ``OSError`` when it cannot be written."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        raw = b""
+    text = raw.decode("utf-8", "surrogateescape")
+    updated = with_value(text, name, value)
+    if updated == text:
+        return False
+    _write_in_place(path, updated)
+    return True
+
+
 def remove_variable(path: str, name: str) -> bool:
     """Remove ``name`` from the dotenv file at ``path``, in place (same inode and mode: the
     file may be a bind mount). True when the file changed; a missing file is no change.
@@ -117,9 +178,15 @@ def remove_variable(path: str, name: str) -> bool:
     kept = without(text, name)
     if kept == text:
         return False
-    with open(path, "r+b") as fh:
-        fh.write(kept.encode("utf-8", "surrogateescape"))
+    _write_in_place(path, kept)
+    return True
+
+
+def _write_in_place(path: str, text: str) -> None:
+    """Same inode and mode (the file may be a bind mount); created if it does not exist."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "r+b") as fh:
+        fh.write(text.encode("utf-8", "surrogateescape"))
         fh.truncate()
         fh.flush()
         os.fsync(fh.fileno())
-    return True

@@ -146,6 +146,8 @@ def coerce(key: str, value: Any) -> Any:
     limit = LIMITS[key]
 
     def bad() -> SettingsError:  # built only when raised: coerce runs for every key on every load
+        if key == "rerank_api_key":  # a key's value is never shown, not even a wrong one
+            return SettingsError(key, f"got a {type(value).__name__}, expected text")
         return SettingsError(key, f"got {_shown(value)}, expected {limit.describe()}")
 
     if limit.kind == "bool":
@@ -251,9 +253,11 @@ class Settings:
         endpoint = values["rerank_endpoint"].rstrip("/")
         if endpoint and not _is_http_url(endpoint):
             raise SettingsError("rerank_endpoint", f"got {values['rerank_endpoint']!r}, expected an http:// or https:// URL with a host")
+        if endpoint and (problem := _url_problem(endpoint)):
+            raise SettingsError("rerank_endpoint", f"got {values['rerank_endpoint']!r}: {problem}")
         kwargs = {key.removeprefix("rerank_"): values[key] for key in LIMITS if key != "rerank_api_key"}
         kwargs["endpoint"] = endpoint
-        kwargs["api_key"] = resolve_api_key(values["rerank_api_key"], env)
+        kwargs["api_key"] = resolve_api_key(merged["rerank_api_key"], env)
         return cls(**kwargs)
 
     @property
@@ -288,12 +292,58 @@ def _is_http_url(text: str) -> bool:
     return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
 
 
-def resolve_api_key(raw: str, env: Mapping[str, str] | None = None) -> str:
-    """The placeholder means "the stored key"; anything else is the key itself ("" = none)."""
-    raw = (raw or "").strip()
-    if raw == API_KEY_PLACEHOLDER:
-        source = os.environ if env is None else env
-        return (source.get(API_KEY_ENV) or "").strip()
-    if raw.lower() in ("none", "null"):
+def _url_problem(endpoint: str) -> str:
+    """Why the HTTP client would refuse ``endpoint`` (full-width letters in the host, control
+    characters...), or "". Asked of httpx itself, so the two can never disagree; imported
+    here, not at the top: the CLI's built-in reranker runs on the standard library alone."""
+    if any(c.isspace() or not c.isprintable() for c in endpoint):
+        return "a URL cannot hold spaces or control characters"
+    import httpx
+
+    try:
+        httpx.URL(endpoint)
+    except (httpx.InvalidURL, ValueError, UnicodeError):
+        return "the HTTP client cannot use this URL (a character the host name cannot hold?)"
+    return ""
+
+
+# The field's words for "no key": the same in Test connection, at Save and at recall.
+NO_KEY_WORDS = ("none", "null")
+
+
+def key_input(raw: Any) -> str:
+    """What the key field holds, read the one way everything reads it: "" (no key), the
+    placeholder (keep the stored key), or a key. "none" and "null" mean no key.
+    Raises ``SettingsError`` for a key that could not travel in an HTTP header or be
+    stored in usr/.env intact; the message never repeats the key."""
+    text = coerce("rerank_api_key", raw)
+    if text == API_KEY_PLACEHOLDER:
+        return text
+    if text.lower() in NO_KEY_WORDS:
         return ""
-    return raw
+    check_key(text)
+    return text
+
+
+def check_key(key: str, where: str = "") -> None:
+    """A key is printable ASCII without spaces: anything else breaks the Authorization
+    header (non-ASCII) or usr/.env (a line break adds variables). Raises ``SettingsError``."""
+    if not all("!" <= c <= "~" for c in key):
+        raise SettingsError(
+            "rerank_api_key",
+            f"{where}holds a space, a line break, a control character or a non-ASCII character; "
+            "an API key is printable ASCII without spaces",
+        )
+
+
+def resolve_api_key(raw: Any, env: Mapping[str, str] | None = None) -> str:
+    """The placeholder means "the stored key"; anything else is the key itself ("" = none)."""
+    text = key_input(raw)
+    if text != API_KEY_PLACEHOLDER:
+        return text
+    source = os.environ if env is None else env
+    stored = (source.get(API_KEY_ENV) or "").strip()
+    if stored.lower() in NO_KEY_WORDS:  # saved as a key by an older version
+        return ""
+    check_key(stored, f"the stored key ({API_KEY_ENV} in usr/.env) ")
+    return stored

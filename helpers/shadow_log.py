@@ -4,6 +4,8 @@ can judge the reranker from their own data with ``python -m helpers.cli report L
 A line holds ids, ranks, scores and timings, and the reranker's query with secrets masked;
 never memory text, never the API key. Lines are written by a background thread, so a slow
 disk never stalls the event loop; if the queue is full a line is dropped, not waited for.
+Only to a ``.jsonl`` file inside Agent Zero's ``usr/`` (``shadow_path``): a path that breaks
+that rule when a line is due is warned about once and gets nothing.
 """
 
 from __future__ import annotations
@@ -15,10 +17,9 @@ import statistics
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any, Iterable
 
-from . import lifecycle
+from . import lifecycle, shadow_path
 from .pool import doc_key
 from .privacy import redact
 
@@ -28,6 +29,7 @@ _queue: "queue.Queue[tuple[str, str] | None]" = queue.Queue(maxsize=1000)
 _STOP = None  # queued by uninstall (lifecycle): the writer ends once the lines before it are written
 _writer: threading.Thread | None = None
 _writer_lock = threading.Lock()
+_warned: set[tuple[str, str]] = set()  # (path, why): each refusal is logged once
 
 
 def entry(caller: str, search: Any, host_result: list | None, latency_ms: float, applied: bool) -> dict[str, Any]:
@@ -82,14 +84,28 @@ def _write_until_stopped() -> None:
             return
         path, text = item
         try:
-            target = Path(path).expanduser()
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "a", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        except OSError as exc:
-            log.info("a0_reranker: cannot write the shadow log %s: %s", path, exc)
+            _append(path, text)
+        except Exception as exc:  # whatever the path holds, the writer lives on
+            _warn_once(path, f"cannot write it: {type(exc).__name__}: {exc}")
         finally:
             _queue.task_done()
+
+
+def _append(path: str, text: str) -> None:
+    try:
+        target = shadow_path.resolve(path)
+    except shadow_path.PathRefused as exc:
+        _warn_once(path, str(exc))
+        return
+    fd = shadow_path.open_for_append(target)
+    with open(fd, "a", encoding="utf-8") as fh:
+        fh.write(text + "\n")
+
+
+def _warn_once(path: str, why: str) -> None:
+    if (path, why) not in _warned:
+        _warned.add((path, why))
+        log.warning("a0_reranker: the shadow log (rerank_shadow_log) %r is not written: %s", path, why)
 
 
 def flush(timeout: float = 5.0) -> None:

@@ -188,7 +188,7 @@ OFF_STATES = {
     "mmr lambda 1": {"rerank_mmr_lambda": 1.0},
     "private_only on a loopback server": {"rerank_private_only": True},
     "redact with nothing to mask": {"rerank_redact": True},
-    "shadow log on": {"rerank_shadow_log": "SHADOW"},
+    "shadow log on": {"rerank_shadow_log": "usr/shadow.jsonl"},
 }
 
 

@@ -44,8 +44,8 @@ async def _recall_with_log(host, log_path, **config):
 
 
 @pytest.mark.parametrize("apply", [True, False])
-def test_a_recall_writes_ids_orders_and_scores_but_no_text_and_no_key(host, tmp_path, apply):
-    log_path = tmp_path / "logs" / "shadow.jsonl"  # the folder is created on first write
+def test_a_recall_writes_ids_orders_and_scores_but_no_text_and_no_key(host, apply):
+    log_path = host.root / "usr" / "shadow.jsonl"  # the file is created on first write
 
     async def main():
         with start("tei19", api_key=API_KEY) as srv:
@@ -85,8 +85,8 @@ def _cli(*args):
     )
 
 
-def test_report_summarises_a_log_written_by_recalls(host, tmp_path):
-    log_path = tmp_path / "shadow.jsonl"
+def test_report_summarises_a_log_written_by_recalls(host):
+    log_path = host.root / "usr" / "shadow.jsonl"
 
     async def main():
         with start("tei19") as srv:

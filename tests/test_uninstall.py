@@ -136,12 +136,12 @@ def test_uninstall_takes_the_saved_key_out_of_usr_env_and_the_environment(host):
     env_path.write_bytes(before)
     dotenv.load_dotenv()
     host.save_config({"rerank_endpoint": "https://api.example.com", "rerank_api_key": SECRET})  # the panel's Save
-    assert env_path.read_bytes() == before + f"\n{KEY}={SECRET}\n".encode()
+    assert env_path.read_bytes() == before + f"{KEY}={SECRET}\n".encode()
     assert dotenv.get_dotenv_value(KEY) == SECRET
 
     assert host.call_hook("uninstall") is None
 
-    assert env_path.read_bytes() == before + b"\n"  # only the key's line went
+    assert env_path.read_bytes() == before  # only the key's line went
     assert dotenv.get_dotenv_value(KEY) is None
     dotenv.load_dotenv()  # what the next start does: the key does not come back
     assert dotenv.get_dotenv_value(KEY) is None
@@ -211,7 +211,7 @@ def test_deleting_the_plugin_from_the_ui_path_removes_the_key(tmp_path, monkeypa
         h.save_config({"rerank_api_key": SECRET})
         plugins.uninstall_plugin("a0_reranker")
         assert not h.plugin_dir.exists()
-        assert env_path.read_text() == "AUTH_LOGIN=admin\n\n"
+        assert env_path.read_text() == "AUTH_LOGIN=admin\n"
         assert dotenv.get_dotenv_value(KEY) is None
     finally:
         h.close()
@@ -226,11 +226,11 @@ def _plugin_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith(lifecycle.THREAD_PREFIX) and t.is_alive()]
 
 
-def test_uninstall_stops_the_sync_bridge_and_the_shadow_log_writer(host, tmp_path):
+def test_uninstall_stops_the_sync_bridge_and_the_shadow_log_writer(host):
     reranker = host.import_plugin("helpers.reranker")
     shadow_log = host.import_plugin("helpers.shadow_log")
     assert reranker.rerank("grafana port", ["grafana listens on 3000", "tea"], config=LEXICAL)[0][0] == 0
-    log_path = tmp_path / "shadow.jsonl"
+    log_path = host.root / "usr" / "shadow.jsonl"  # the only place the log may be written
     shadow_log.record(str(log_path), {"n": 1})
     names = {t.name for t in _plugin_threads()}
     assert {"a0_reranker-sync", "a0_reranker-shadow-log"} <= names

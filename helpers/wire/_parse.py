@@ -64,13 +64,17 @@ def scores_by_index(items: list, n: int, score_keys: tuple[str, ...]) -> list[fl
         if not isinstance(item, dict):
             raise MalformedResponse("a result is not an object")
         index = item.get("index")
-        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n:
-            raise MalformedResponse(f"result index {index!r} is not in 0..{n - 1}")
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise MalformedResponse(f"result index ({_shape(index)}, not a whole number) is not in 0..{n - 1}")
+        if not 0 <= index < n:
+            raise MalformedResponse(f"result index {index} is not in 0..{n - 1}")
         if scores[index] is not None:
             raise MalformedResponse(f"result index {index} appears twice")
         score = next((item[k] for k in score_keys if k in item), None)
-        if not isinstance(score, (int, float)) or isinstance(score, bool) or not _finite(score):
-            raise MalformedResponse(f"score {_shown(score)} for index {index} is not a finite number")
+        if not isinstance(score, (int, float)) or isinstance(score, bool):
+            raise MalformedResponse(f"the score for index {index} is {_shape(score)}, not a finite number")
+        if not _finite(score):
+            raise MalformedResponse(f"the score for index {index} is not a finite number")
         scores[index] = float(score)
     return scores  # type: ignore[return-value]
 
@@ -82,8 +86,10 @@ def _finite(number: int | float) -> bool:
         return False
 
 
-def _shown(value: Any) -> str:
-    try:
-        return repr(value)[:80]
-    except ValueError:  # repr() refuses integers with more than 4,300 digits
-        return "(a huge integer)"
+# What a server sent where a number belongs is named by its shape, never quoted: a server
+# that echoes the request could put the Authorization header there.
+_SHAPES = {str: "a string", dict: "an object", list: "a list", bool: "true/false", type(None): "missing or null", float: "a fraction"}
+
+
+def _shape(value: Any) -> str:
+    return _SHAPES.get(type(value), "a value of another kind")

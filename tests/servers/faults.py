@@ -55,6 +55,7 @@ class Plan:
     status: int | None = None
     retry_after: object = None
     body: str | None = None
+    echo: str | None = None  # one of echo.ECHO_SHAPES: the answer echoes the Authorization header
 
 
 class Faults:
@@ -84,6 +85,7 @@ class Faults:
         fail_rate: float = 0.0,
         seed: int = 0,
         fail_delay: float = 0.2,
+        echo: str | None = None,
     ) -> None:
         """Replace every knob (anything not given goes back to its default).
 
@@ -95,9 +97,14 @@ class Faults:
             is closed with RST and no response.
         fault_paths: only requests to these exact paths are faulted (None = all).
         fail_rate / seed / fail_delay: a seeded random mix of RANDOM_FAULTS.
+        echo: one of echo.ECHO_SHAPES; every answer echoes the request's Authorization header.
         """
         if body is not None and body not in BODY_FAULTS:
             raise ValueError(f"unknown body fault {body!r}; expected one of {BODY_FAULTS}")
+        from .echo import ECHO_SHAPES  # here: echo.py reads this module's payload helpers
+
+        if echo is not None and echo not in ECHO_SHAPES:
+            raise ValueError(f"unknown echo shape {echo!r}; expected one of {ECHO_SHAPES}")
         if not 0.0 <= fail_rate <= 1.0:
             raise ValueError("fail_rate must be within [0, 1]")
         with self._lock:
@@ -112,6 +119,7 @@ class Faults:
             self.fail_delay = float(fail_delay)
             self.seed = seed
             self._rng = random.Random(seed)
+            self.echo = echo
 
     def recover(self) -> None:
         """Clear every fault; the server answers normally again."""
@@ -135,7 +143,7 @@ class Faults:
             self._counts["requests"] += 1
             if self.fault_paths is not None and path not in self.fault_paths:
                 return Plan()
-            plan = Plan(retry_after=self.retry_after)
+            plan = Plan(retry_after=self.retry_after, echo=self.echo)
             plan.delay = self.delay
             if self.delay_jitter:
                 plan.delay += self._rng.uniform(0.0, self.delay_jitter)

@@ -14,6 +14,7 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from . import echo
 from .base import Backend, Recorded, Reply, Request, parse_json
 from .faults import Faults, corrupt
 from .kinds import make_backend
@@ -122,6 +123,8 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception:  # a bug in a fake: answer 500 and keep it for the test
                 handle.errors.append(traceback.format_exc())
                 reply = Reply(500, b"fake server error", "text/plain; charset=utf-8")
+            if plan.echo is not None:
+                reply = echo.reply(plan.echo, self.path, headers, reply, handle.backend)
         if plan.body is not None and 200 <= reply.status < 300:
             payload = reply.payload if reply.has_payload else None
             reply.body, reply.content_type = corrupt(plan.body, payload, reply.n_inputs)
