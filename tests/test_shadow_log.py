@@ -37,7 +37,7 @@ async def _recall_with_log(host, log_path, **config):
     host.toggle(True)
     host.set_config({"rerank_cache": False, "rerank_shadow_log": str(log_path), **config})
     recall.forget_settings()
-    result = await host.recall(agent, MESSAGE, "")
+    result = await host.recall(agent, MESSAGE, [])  # a new chat: the greeting, then the message
     await host.import_plugin("helpers.shadow").drained()  # shadow mode measures afterwards
     host.import_plugin("helpers.shadow_log").flush()
     return memory, result
