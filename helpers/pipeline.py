@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import fusion, pool, postprocess, recall_budget, recall_line, shadow_log
+from . import fusion, mode, pool, postprocess, recall_budget, recall_line, shadow_log
 from .client import Deadline
 from .errors import DeadlineExceeded, RerankError
 from .reranker import Scored, score_documents
@@ -281,11 +281,11 @@ def explain(search: Search, host_result: list | None) -> None:
     settings = search.settings
     verdict = search.scored.verdict if search.scored is not None else None
     if search.scored is not None:
-        head = recall_line.mode_words(settings, verdict.route.describe() if verdict and verdict.route else None)
+        head = mode.chat_words(settings, verdict.route if verdict else None)
     elif search.unavailable:
-        head = f"built-in fusion (the reranker was not used: {search.unavailable_words})"
+        head = f"{mode.CHAT[mode.FUSION]}; the reranker was not used: {search.unavailable_words}"
     else:
-        head = recall_line.mode_words(settings)
+        head = mode.chat_words(settings)
     if not settings.apply:
         head = f"shadow mode, not applied: {head}"
     part = recall_line.search_words(search, settings.apply, host_result)

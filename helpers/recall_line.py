@@ -32,19 +32,6 @@ _parts: dict[int, tuple[weakref.ref, dict[str, tuple[str, str]]]] = {}
 _lock = threading.Lock()
 
 
-def mode_words(settings: Settings, route: str | None = None) -> str:
-    current = mode.mode(settings)
-    if current == mode.FUSION:
-        return "built-in fusion"
-    if current == mode.LEXICAL:
-        return "fusion + built-in lexical reranker"
-    if current == mode.LOCAL:
-        return "fusion + local cross-encoder"
-    if current == mode.UTILITY:
-        return "fusion + Agent Zero's utility model as the judge"
-    return f"fusion + reranker ({route})" if route else "fusion + reranker"
-
-
 # A failed probe, by its verdict (helpers/verdicts.py).
 PROBE_WORDS = {
     "unreachable": "the server could not be reached",
@@ -136,19 +123,20 @@ def fallback_words(exc: BaseException) -> str:
 
 
 def search_words(search: Any, applied: bool, host_result: list | None = None) -> str:
-    """One search's part of the line: what reached (or would reach) the prompt."""
+    """One search's part of the line: of what reached (or would reach) the prompt, how many
+    Agent Zero alone would not have shown there, and whether the first one differs."""
     shown = search.docs[: search.slots]
-    host = host_result if host_result is not None else search.found.host_result
+    host = (host_result if host_result is not None else search.found.host_result)[: search.slots]
     host_keys = {pool.doc_key(d) for d in host}
     new = sum(1 for d in shown if pool.doc_key(d) not in host_keys)
     top_changed = bool(shown) and (not host or pool.doc_key(shown[0]) != pool.doc_key(host[0]))
     if not shown:
         return "none found" if not search.dropped_by_floor else "none above the relevance floor"
     if applied:
-        text = f"{new} of {len(shown)} from beyond Agent Zero's own search"
-        return text + (", top one changed" if top_changed else ", same top one")
-    text = f"{new} of {len(shown)} would come from beyond Agent Zero's own search"
-    return text + (", the top one would change" if top_changed else ", the same top one")
+        text = f"{new} of {len(shown)} that Agent Zero alone would not have shown"
+        return text + (", first one changed" if top_changed else ", same first one")
+    text = f"{new} of {len(shown)} would be ones Agent Zero alone does not show"
+    return text + (", the first one would change" if top_changed else ", the same first one")
 
 
 def show(log_item: Any, area: str, part: str, head: str) -> None:
