@@ -519,6 +519,8 @@ def typed_value(key: str, default):
         return value if value != default else value + 1
     if limit.kind == "float":
         return limit.low + (limit.high - limit.low) / 4
+    if key == "rerank_shadow_log":  # only a .jsonl file inside Agent Zero's usr/ is accepted
+        return "usr/reranker-shadow.jsonl"
     return f"http://127.0.0.1:9/{key}"  # any text; a URL also suits the endpoint
 
 
