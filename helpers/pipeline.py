@@ -163,7 +163,7 @@ async def gather(memory: Any, search: Search) -> None:
     # Each search brings its own list, so an extra search never crowds another one's out;
     # the fused order reads rerank_candidates of each, a reranker's pool further.
     depth = max(search.limit, settings.candidates)
-    depths = {role: max(depth, round(settings.candidates * share)) if settings.has_reranker else depth
+    depths = {role: max(search.limit, round(settings.candidates * share)) if settings.has_reranker else depth
               for role, share in POOL_DEPTH.items()}
     search.found = await pool.search(memory, search.searches, depths, floor, search.limit, search.threshold, search.filter)
 
