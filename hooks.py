@@ -55,13 +55,13 @@ def save_plugin_config(settings=None, **kwargs):
     """Validate and coerce the settings; move the API key into usr/.env. Raising shows the
     message in the settings modal instead of saving a value the plugin cannot use."""
     from helpers import dotenv
-    from usr.plugins.a0_reranker.helpers import config_store, detect, recall
+    from usr.plugins.a0_reranker.helpers import config_store, detect, settings_cache
     from usr.plugins.a0_reranker.helpers.settings import SettingsError
 
     try:
         saved = config_store.prepare_for_save(settings or {}, config_store.dotenv_writer(dotenv.get_dotenv_file_path()))
     except SettingsError as exc:
         raise ValueError(str(exc)) from None
-    recall.forget_settings()
+    settings_cache.forget()
     detect.forget()
     return saved

@@ -86,7 +86,7 @@ async def _pair(host, agent, repeats: int, recall_module) -> tuple[float, float]
 
     async def on():
         host.toggle(True)
-        recall_module.forget_settings()
+        host.import_plugin("helpers.settings_cache").forget()
         result = await host.recall(agent, message, turns)
         assert result["error"] is None
         _no_fallback(recall_module)
@@ -163,7 +163,7 @@ async def real_embedder(repeats: int = 10) -> list[Row]:
             async def on():
                 host.toggle(True)
                 vectors.MEMO.clear()  # a fresh recall: nothing embedded yet
-                recall.forget_settings()
+                host.import_plugin("helpers.settings_cache").forget()
                 assert (await host.recall(agent, question["message"], turns))["error"] is None
                 _no_fallback(recall)
 

@@ -82,6 +82,7 @@ class Rig:
         self.original = self.Memory.search_similarity_threshold.__wrapped__
         self.caller = Caller(agent)
         self.recall = host.import_plugin("helpers.recall")
+        self.reset_state = host.import_plugin("helpers.reranker").reset_state
         self.client = host.import_plugin("helpers.client")
         self.breaker = host.import_plugin("helpers.breaker").BREAKER
         self.cache = host.import_plugin("helpers.cache").CACHE
@@ -90,10 +91,7 @@ class Rig:
     def configure(self, **config) -> None:
         """The plugin's saved settings (cache off unless asked for), read at once."""
         self.host.set_config({"rerank_cache": False, **config})
-        self.recall.forget_settings()
-        self.breaker.reset()
-        self.cache.clear()
-        self.detect.forget()
+        self.reset_state()
 
     async def wrapped(self, recall: Recall) -> list:
         history = f"{recall.history}\n{recall.user_instruction}"

@@ -323,8 +323,7 @@ async def plugin_pass(host, agent, questions: list[Question], config: dict) -> t
     host.set_config({"rerank_cache": False, **config})
     recall = host.import_plugin("helpers.recall")
     pipeline = host.import_plugin("helpers.pipeline")
-    recall.forget_settings()
-    recall.STATS.reset()
+    host.import_plugin("helpers.reranker").reset_state()
     snaps, restore = record_searches(pipeline)
     shipped, pooled, per_question = Tally(), Tally(), []
     try:

@@ -55,6 +55,11 @@ _learned_batch: dict[str, int] = {}
 _learned_lock = threading.Lock()
 
 
+def forget_learned_batches() -> None:
+    with _learned_lock:
+        _learned_batch.clear()
+
+
 def set_backoff_scale(scale: float) -> None:
     _BACKOFF["scale"] = scale
 

@@ -152,6 +152,11 @@ _scans: dict[tuple, tuple[float, "_Scan"]] = {}
 _scans_lock = threading.Lock()
 
 
+def forget_scans() -> None:
+    with _scans_lock:
+        _scans.clear()
+
+
 @dataclass(frozen=True)
 class _Scan:
     positions: Any  # best first

@@ -22,11 +22,10 @@ import json
 import logging
 import os
 import sys
-import threading
 import time
 from typing import Any, Callable
 
-from . import calling_agent, pipeline, recall_budget, recall_line, shadow
+from . import calling_agent, pipeline, recall_budget, recall_line, settings_cache, shadow
 from .pipeline import Call
 from .reranker import PLUGIN_NAME
 from .settings import Settings, SettingsError
@@ -176,8 +175,6 @@ def message_text(rendered: str) -> str:
 
 
 _SETTINGS_TTL_S = 5.0
-_settings_cache: dict[tuple, tuple[float, Settings]] = {}
-_settings_lock = threading.Lock()
 
 
 def agent_settings(agent: Any) -> Settings | None:
@@ -189,23 +186,9 @@ def agent_settings(agent: Any) -> Settings | None:
     if PLUGIN_NAME not in plugins.get_enabled_plugins(agent):
         return None
     config = getattr(agent, "config", None)
-    key = (getattr(config, "profile", ""), id(getattr(agent, "context", None)))
-    now = time.monotonic()
-    with _settings_lock:
-        hit = _settings_cache.get(key)
-    if hit and hit[0] > now:
-        return hit[1]
-    settings = Settings.from_mapping(plugins.get_plugin_config(PLUGIN_NAME, agent=agent) or {})
-    with _settings_lock:
-        if len(_settings_cache) > 256:
-            _settings_cache.clear()
-        _settings_cache[key] = (now + _SETTINGS_TTL_S, settings)
-    return settings
-
-
-def forget_settings() -> None:
-    with _settings_lock:
-        _settings_cache.clear()
+    key = ("agent", getattr(config, "profile", ""), id(getattr(agent, "context", None)))
+    read = lambda: Settings.from_mapping(plugins.get_plugin_config(PLUGIN_NAME, agent=agent) or {})  # noqa: E731
+    return settings_cache.remembered(key, read, _SETTINGS_TTL_S)
 
 
 async def search_similarity_threshold(original, signature, frame, memory, args, kwargs):

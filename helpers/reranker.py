@@ -20,12 +20,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from . import calling_agent, client, detect, lifecycle, mode, privacy, scorers
+from . import calling_agent, client, detect, lifecycle, mode, privacy, scorers, settings_cache
 from .breaker import BREAKER, TRIAL
 from .cache import CACHE
 from .errors import BreakerOpen, NotConfigured, Refused, RerankError
+from .process_state import reset_state  # noqa: F401  (the testing switch, public)
 from .settings import API_KEY_ENV, Settings, SettingsError, default_mapping
 from .verdicts import Verdict, failed_report
+
+__all__ = ["rerank", "arerank", "probe", "aprobe", "status", "warm_up", "reset_state", "PLUGIN_NAME", "load_settings"]
 
 log = logging.getLogger("a0_reranker")
 PLUGIN_NAME = "a0_reranker"
@@ -48,30 +51,12 @@ def configured_mapping(agent: Any = None) -> Mapping[str, Any]:
 def load_settings(config: Mapping[str, Any] | None = None, agent: Any = None) -> Settings:
     mapping = configured_mapping(agent) if config is None else config
     try:
-        # Callers pass the same mapping call after call: validate each distinct one once.
-        # The stored key is part of the memo key, since the placeholder resolves to it.
-        key = (tuple(sorted(mapping.items())), os.environ.get(API_KEY_ENV))
+        # The stored key is part of the key, since the placeholder resolves to it.
+        key = ("mapping", tuple(sorted(mapping.items())), os.environ.get(API_KEY_ENV))
         hash(key)
-    except (TypeError, AttributeError):  # unhashable values, or not a mapping: no memo
+    except (TypeError, AttributeError):  # unhashable values, or not a mapping: not remembered
         return Settings.from_mapping(mapping)
-    return _memo_settings(key, mapping)
-
-
-_settings_memo: dict[tuple, Settings] = {}
-_settings_memo_lock = threading.Lock()
-
-
-def _memo_settings(key: tuple, mapping: Mapping[str, Any]) -> Settings:
-    with _settings_memo_lock:
-        hit = _settings_memo.get(key)
-    if hit is not None:
-        return hit
-    settings = Settings.from_mapping(mapping)  # raises SettingsError: never memoised
-    with _settings_memo_lock:
-        if len(_settings_memo) >= 64:
-            _settings_memo.clear()
-        _settings_memo[key] = settings
-    return settings
+    return settings_cache.remembered(key, lambda: Settings.from_mapping(mapping))
 
 
 @dataclass

@@ -5,7 +5,6 @@ wrapping, tool-call JSON or the canned greeting."""
 
 import json
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 
 GREETING_WORDS = ("Hello", "Agent Zero", "greet")

@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 import pytest
 import yaml
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import relevance, start
 from tests.servers.scoring import sigmoid
 
@@ -68,10 +67,8 @@ def set_memory_config(host, n):
 
 
 def set_plugin(host, **config):
-    from usr.plugins.a0_reranker.helpers import recall
-
     host.set_config({"rerank_cache": False, "rerank_candidates": 20, **config})
-    recall.forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
 
 
 async def build(host, table):

@@ -8,7 +8,6 @@ solutions_max_search documents of it."""
 import asyncio
 import re
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.test_recall_integration import QUESTION, SOLUTIONS, _spy_searches, set_memory_config, store
 
 LLM_QUERY = "grafana dashboard port on the atlas server"

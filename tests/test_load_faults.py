@@ -36,8 +36,9 @@ import pytest
 import yaml
 
 from bench.remote_server import remote
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
+
+pytestmark = pytest.mark.load
 
 # ---------------------------------------------------------------------------------------
 # The reranked callers, compiled under the host's function and file names.
@@ -172,11 +173,12 @@ class Rig:
         if _AST_RACE:  # the host's modules are purged when the test ends: no need to restore
             memory_module.simple_eval = _serialised(memory_module.simple_eval)
         self.recall = host.import_plugin("helpers.recall")
+        self.recall_settings = host.import_plugin("helpers.settings_cache")
         assert self.recall.ensure_wrapped()
         host.toggle(True)
         self.config = {"rerank_endpoint": srv.url, **plugin_config}
         host.set_config(self.config)
-        self.recall.forget_settings()
+        self.recall_settings.forget()
         self.pool = host.import_plugin("helpers.pool")
         self.reranker = host.import_plugin("helpers.reranker")
         self.client = host.import_plugin("helpers.client")
@@ -210,7 +212,7 @@ class Rig:
         orders: dict[Spec, dict[str, list[int]]] = {spec: {} for spec in specs}
         for name, config in (("fused", {**self.config, "rerank_endpoint": ""}), ("reranked", self.config)):
             self.host.set_config(config)
-            self.recall.forget_settings()
+            self.recall_settings.forget()
             for spec in specs:
                 orders[spec][name] = [id(d) for d in await spec.call(caller, self.memory)]
         for spec in specs:
@@ -552,7 +554,7 @@ def test_memory_stays_bounded_over_2000_searches(host, summary):
             "learned batch limits": len(rig.client._learned_batch),
             "per-loop clients": live_clients,
             "probe verdicts": len(host.import_plugin("helpers.detect")._cache),
-            "settings cache": len(rig.recall._settings_cache),
+            "settings cache": rig.recall_settings.size(),
         }
 
     calls = warm["calls"] + measured["calls"] + short_lived["calls"]

@@ -16,7 +16,8 @@ import threading  # noqa: E402
 import pytest  # noqa: E402
 import yaml  # noqa: E402
 
-from tests.host.fixtures import host  # noqa: E402,F401
+pytestmark = pytest.mark.local_model
+
 
 PROBE_QUERY = "What is the capital of France?"
 PROBE_DOCS = (
@@ -286,12 +287,12 @@ def test_recall_without_sentence_transformers_gets_the_no_server_order(host, tin
         recall.ensure_wrapped()
         host.toggle(True)
         host.set_config({})  # no reranker: the built-in fusion
-        recall.forget_settings()
+        host.import_plugin("helpers.settings_cache").forget()
         expected = await host.recall(agent, QUESTION, "")
         recall.STATS.reset()
         monkeypatch.setitem(sys.modules, "sentence_transformers", None)
         host.set_config(local_config(tiny_model))
-        recall.forget_settings()
+        host.import_plugin("helpers.settings_cache").forget()
         got = await host.recall(agent, QUESTION, "")
         assert got["error"] is None
         assert [id(d) for d in got["memories"]] == [id(d) for d in expected["memories"]]

@@ -17,7 +17,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.test_recall_integration import FILLER, memory_texts
 
 AREAS = ["main", "fragments", "solutions"]

@@ -12,7 +12,6 @@ import httpx
 import pytest
 import yaml
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 
 PUBLIC = "https://api.example.com"
@@ -235,7 +234,7 @@ async def _store(host, texts):
 
 def _set_plugin(host, **config):
     host.set_config({"rerank_cache": False, "rerank_timeout": 2, "rerank_retries": 0, **config})
-    host.import_plugin("helpers.recall").forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
 
 
 async def _unwrapped(host, agent, message):

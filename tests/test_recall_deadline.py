@@ -3,7 +3,6 @@ host's recall run out of its own time; the two searches of a recall share one bu
 
 import asyncio
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, ids, no_server_recall, set_plugin
 

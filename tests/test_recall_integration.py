@@ -8,7 +8,6 @@ import socket
 import pytest
 import yaml
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import relevance, start
 
 FILLER = [
@@ -32,10 +31,8 @@ def set_memory_config(host, **overrides):
 
 
 def set_plugin(host, **config):
-    from usr.plugins.a0_reranker.helpers import recall
-
     host.set_config({"rerank_cache": False, **config})
-    recall.forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
 
 
 def free_port() -> int:
@@ -526,7 +523,7 @@ def test_no_shadow_measurement_after_the_plugin_is_switched_off(live, how):
         assert shadow.running() >= 1
         if how == "disabled":
             host.toggle(False)
-            recall.forget_settings()
+            host.import_plugin("helpers.settings_cache").forget()
         else:
             host.call_hook("uninstall")
         await shadow.drained()

@@ -7,7 +7,6 @@ import re
 
 import pytest
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, free_port, set_plugin
 

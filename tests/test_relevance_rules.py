@@ -9,7 +9,6 @@ import hashlib
 
 import yaml
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import relevance, start
 
 GRAFANA = "grafana on atlas listens on port 3000 behind the caddy proxy"
@@ -45,7 +44,7 @@ def set_memory_config(host, **overrides):
 def set_plugin(host, **config):
     recall = host.import_plugin("helpers.recall")
     host.set_config({"rerank_cache": False, "rerank_fusion_threshold": 0.5, "rerank_pool_threshold": 0.5, **config})
-    recall.forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
 
 
 async def store_with_knowledge(host, agent=None, filler=()):

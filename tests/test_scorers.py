@@ -8,8 +8,6 @@ import inspect
 import pytest
 
 from helpers import detect, reranker, scorers
-from helpers.breaker import BREAKER
-from helpers.cache import CACHE
 from helpers.errors import BreakerOpen, Refused, RerankError, TransportError
 from helpers.scorers.base import Scorer
 from helpers.settings import Settings
@@ -73,13 +71,7 @@ def registered(monkeypatch):
         monkeypatch.setitem(scorers.BY_API, "lexical", scorer)  # a name the settings accept
         return scorer
 
-    detect.forget()
-    BREAKER.reset()
-    CACHE.clear()
-    yield register
-    detect.forget()
-    BREAKER.reset()
-    CACHE.clear()
+    return register  # every cache starts empty: the autouse reset in conftest.py
 
 
 def settings(**more):

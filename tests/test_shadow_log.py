@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +35,7 @@ async def _recall_with_log(host, log_path, **config):
     recall.ensure_wrapped()
     host.toggle(True)
     host.set_config({"rerank_cache": False, "rerank_shadow_log": str(log_path), **config})
-    recall.forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
     result = await host.recall(agent, MESSAGE, [])  # a new chat: the greeting, then the message
     await host.import_plugin("helpers.shadow").drained()  # shadow mode measures afterwards
     host.import_plugin("helpers.shadow_log").flush()

@@ -23,7 +23,6 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from helpers import envfile, lifecycle
 from helpers.settings import API_KEY_ENV
-from tests.host.fixtures import host  # noqa: F401
 from tests.host.harness import MOUNT_EXCLUDE, REPO_ROOT, host_root
 
 KEY = API_KEY_ENV

@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin
 
 MEMORY_LINE = re.compile(r"^(\d+): (.*)$", re.MULTILINE)

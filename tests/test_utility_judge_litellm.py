@@ -12,7 +12,6 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must not fetch its cost map
 pytest.importorskip("litellm")
 
-from tests.host.fixtures import host  # noqa: E402,F401
 from tests.servers.openai_chat import ChatServer  # noqa: E402
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin  # noqa: E402
 from tests.test_utility_judge import is_probe, probe_answer, shown_memories  # noqa: E402

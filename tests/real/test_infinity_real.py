@@ -28,6 +28,8 @@ from helpers.errors import ServerError  # noqa: E402
 from tests.real import checks  # noqa: E402
 from tests.real.infinity_server import InfinityProcess, missing_environment  # noqa: E402
 
+pytestmark = pytest.mark.real_server
+
 MODEL = checks.ROOT / "tests" / "real" / "tiny-reranker"
 NAMES = ["real/tiny-reranker", "twin/tiny-reranker"]  # served names: each path's last two parts
 KEY = "real-infinity-key"

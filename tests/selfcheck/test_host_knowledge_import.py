@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from tests.host.fixtures import host  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.host.fixtures import host  # noqa: F401  (fixture)
 from tests.host.harness import REPO_ROOT, Host
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
