@@ -13,8 +13,9 @@ from bench.client_overhead import QUERY, documents
 from bench.common import Row, print_table, ratio_row, write_json
 from bench.paired import paired_ms
 from bench.remote_server import remote
-from helpers import detect, reranker
-from helpers.cache import CACHE
+from helpers import reranker
+from helpers.scoring import probe_cache as detect
+from helpers.scoring.cache import CACHE
 from helpers.settings import Settings
 
 

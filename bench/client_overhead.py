@@ -9,9 +9,10 @@ import asyncio
 import httpx
 
 from bench.common import Row, median_ms, print_table, ratio_row, write_json
-from helpers import detect, reranker
+from helpers import reranker
+from helpers.scoring import probe_cache as detect
 from helpers.settings import Settings
-from helpers.wire import TEI
+from helpers.scoring.wire import TEI
 from bench.remote_server import remote
 
 QUERY = "how do I restart the grafana container on the home server"

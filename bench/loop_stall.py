@@ -53,7 +53,8 @@ def _row(name: str, worst: float, note: str = "") -> Row:
 
 
 async def arerank_rows(repeats: int = 20) -> list[Row]:
-    from helpers import detect, reranker
+    from helpers import reranker
+    from helpers.scoring import probe_cache as detect
 
     docs = documents(200)
     with remote("tei19", max_client_batch_size=32, cheap_scorer=True, latency=0.02) as srv:

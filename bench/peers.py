@@ -21,7 +21,8 @@ from bench.client_overhead import QUERY, documents
 from bench.common import Row, print_table, ratio_row, write_json
 from bench.paired import paired_ms
 from bench.remote_server import remote
-from helpers import detect, reranker
+from helpers import reranker
+from helpers.scoring import probe_cache as detect
 from helpers.settings import Settings
 
 AIM = "< 1x (ours faster)"

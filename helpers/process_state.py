@@ -13,19 +13,22 @@ def reset_state() -> None:
     breaker, stats, store scans, query vectors, privacy lookups, learned batch limits,
     recall budgets and the recall line's parts. Loaded local models are dropped too.
     Never stops threads or background work (that is uninstall's job: lifecycle)."""
-    from . import breaker, cache, client, detect, pool, privacy, query_vectors, recall_budget, recall_line, settings_cache, stats
-    from .scorers import local, utility
+    from .scoring import breaker, cache, client, privacy, probe_cache
+    from .recall import budget, query_vectors, recall_line, store_search
+    from . import settings_cache
+    from .report import stats
+    from .scoring.scorers import local, utility
 
     settings_cache.forget()
-    detect.forget()
+    probe_cache.forget()
     cache.CACHE.clear()
     breaker.BREAKER.reset()
     stats.STATS.reset()
-    pool.forget_scans()
+    store_search.forget_scans()
     query_vectors.MEMO.clear()
     privacy.forget()
     client.forget_learned_batches()
-    recall_budget.reset()
+    budget.reset()
     with recall_line._lock:  # the recall line's module is worded elsewhere: cleared from here
         recall_line._parts.clear()
     local.forget()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
+PLUGIN_NAME = "a0_reranker"
 PLUGIN_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = PLUGIN_DIR / "default_config.yaml"
 

@@ -8,12 +8,16 @@ config file for an agent at most every few seconds, and at once after a save
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable, Mapping
 
-from .settings import Settings
+from .settings import API_KEY_ENV, PLUGIN_NAME, Settings, default_mapping
+
+log = logging.getLogger("a0_reranker")
 
 _ENTRIES = 256
 _entries: dict[tuple, tuple[float, Settings]] = {}
@@ -42,3 +46,26 @@ def forget() -> None:
 
 def size() -> int:
     return len(_entries)
+
+
+def configured_mapping(agent: Any = None) -> Mapping[str, Any]:
+    """The host's saved config when running inside Agent Zero, else ``default_config.yaml``."""
+    if __package__ and __package__.startswith("usr.plugins."):
+        try:
+            from helpers import plugins  # the host's module, only present inside Agent Zero
+
+            return plugins.get_plugin_config(PLUGIN_NAME, agent=agent) or default_mapping()
+        except Exception as exc:  # a broken host config must not break a caller
+            log.warning("a0_reranker: reading the plugin config failed (%s); using defaults", type(exc).__name__)
+    return default_mapping()
+
+
+def load_settings(config: Mapping[str, Any] | None = None, agent: Any = None) -> Settings:
+    mapping = configured_mapping(agent) if config is None else config
+    try:
+        # The stored key is part of the key, since the placeholder resolves to it.
+        key = ("mapping", tuple(sorted(mapping.items())), os.environ.get(API_KEY_ENV))
+        hash(key)
+    except (TypeError, AttributeError):  # unhashable values, or not a mapping: not remembered
+        return Settings.from_mapping(mapping)
+    return remembered(key, lambda: Settings.from_mapping(mapping))

@@ -14,7 +14,8 @@ def clean_plugin_state():
     """Every process-wide cache of the plugin as the unit tests import it (``helpers.*``)
     starts empty. A stand-in host imports its own copy (``usr.plugins.a0_reranker``),
     fresh for each host."""
-    from helpers import client, reranker
+    from helpers import reranker
+    from helpers.scoring import client
 
     reranker.reset_state()
     client.set_backoff_scale(0.01)

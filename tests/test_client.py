@@ -8,7 +8,9 @@ import threading
 
 import pytest
 
-from helpers import client, detect, reranker
+from helpers import reranker
+from helpers.scoring import score
+from helpers.scoring import client, probe_cache as detect
 from helpers.settings import API_KEY_ENV, API_KEY_PLACEHOLDER
 from tests.servers import start
 from tests.servers.qwen3 import PREFIX
@@ -324,7 +326,7 @@ def test_the_key_never_appears_in_logs_reports_or_errors(caplog, monkeypatch):
         reranker.rerank(QUERY, DOCS, config=config)
         exc_texts = []
         try:
-            asyncio.run(reranker.score_documents(reranker.load_settings(config), QUERY, DOCS))
+            asyncio.run(score.score_documents(reranker.load_settings(config), QUERY, DOCS))
         except Exception as exc:  # the internal API raises typed errors; their text must be clean
             exc_texts.append(repr(exc) + str(exc))
         blob = str(report) + caplog.text + " ".join(exc_texts) + str(reranker.status()) + repr(reranker.load_settings(config))

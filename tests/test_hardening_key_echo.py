@@ -95,7 +95,7 @@ def test_no_form_of_the_key_reaches_any_output(host, shape, caplog, capsys):
                                             {"config": {**connection, "rerank_api_key": "************"}}))
             outputs["test connection"] = json.dumps(tested.get_json())
             result = host.run(host.recall(agent, QUESTION, HISTORY))
-            host.run(host.import_plugin("helpers.shadow").drained())
+            host.run(host.import_plugin("helpers.recall.shadow").drained())
             item = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading)
             outputs["recall line"] = json.dumps(dict(item.kvps)) + item.heading
             outputs["status api"] = json.dumps(host.run(host.call_api("plugins/a0_reranker/status", {})).get_json())

@@ -1,4 +1,4 @@
-from helpers import lexical, verdicts
+from helpers.scoring import bm25 as lexical, verdicts
 
 
 def test_bm25_ranks_shared_rare_words_first():

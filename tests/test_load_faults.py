@@ -172,22 +172,22 @@ class Rig:
         memory_module = importlib.import_module("plugins._memory.helpers.memory")
         if _AST_RACE:  # the host's modules are purged when the test ends: no need to restore
             memory_module.simple_eval = _serialised(memory_module.simple_eval)
-        self.recall = host.import_plugin("helpers.recall")
+        self.recall = host.import_plugin("helpers.recall.wrapper")
         self.recall_settings = host.import_plugin("helpers.settings_cache")
         assert self.recall.ensure_wrapped()
         host.toggle(True)
         self.config = {"rerank_endpoint": srv.url, **plugin_config}
         host.set_config(self.config)
         self.recall_settings.forget()
-        self.pool = host.import_plugin("helpers.pool")
+        self.store_search = host.import_plugin("helpers.recall.store_search")
         self.reranker = host.import_plugin("helpers.reranker")
-        self.client = host.import_plugin("helpers.client")
-        self.breaker = host.import_plugin("helpers.breaker").BREAKER
-        self.cache = host.import_plugin("helpers.cache").CACHE
+        self.client = host.import_plugin("helpers.scoring.client")
+        self.breaker = host.import_plugin("helpers.scoring.breaker").BREAKER
+        self.cache = host.import_plugin("helpers.scoring.cache").CACHE
         self.stats = self.recall.STATS
         self.client.set_backoff_scale(0.05)
         self.settings = host.import_plugin("helpers.settings").Settings.from_mapping(self.config)
-        self.breaker_key = self.reranker._breaker_key(self.settings)
+        self.breaker_key = host.import_plugin("helpers.scoring.score")._breaker_key(self.settings)
         self.agents = [host.agent() for _ in range(3)]
         self.memory = host.run(self._store())
         self.Memory = type(self.memory)
@@ -413,7 +413,7 @@ def test_shadow_mode_under_faults_gives_the_hosts_own_result_every_time(host, su
     with start("tei19", max_client_batch_size=32) as srv:
         rig = Rig(host, srv, rerank_apply=False, rerank_timeout=1.0, rerank_retries=1, rerank_cache=False,
                   rerank_breaker_failures=3, rerank_breaker_cooldown=0.3)
-        shadow = host.import_plugin("helpers.shadow")
+        shadow = host.import_plugin("helpers.recall.shadow")
         specs = make_specs(30, seed=17)
         host.run(rig.prepare(specs))
         assert all(r == f == p for r, f, p in rig.expected.values())  # shadow: the host's own, whatever else
@@ -549,11 +549,11 @@ def test_memory_stays_bounded_over_2000_searches(host, summary):
             "cache entries": len(rig.cache),
             "stats window": len(rig.stats._calls),
             "fallback reasons": len(rig.stats._fallback_reasons) + len(rig.stats._unavailable_reasons),
-            "query vectors": len(host.import_plugin("helpers.query_vectors").MEMO),
-            "shared scans": len(rig.pool._scans),
+            "query vectors": len(host.import_plugin("helpers.recall.query_vectors").MEMO),
+            "shared scans": len(rig.store_search._scans),
             "learned batch limits": len(rig.client._learned_batch),
             "per-loop clients": live_clients,
-            "probe verdicts": len(host.import_plugin("helpers.detect")._cache),
+            "probe verdicts": len(host.import_plugin("helpers.scoring.probe_cache")._cache),
             "settings cache": rig.recall_settings.size(),
         }
 

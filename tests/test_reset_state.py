@@ -3,11 +3,14 @@ plugin keeps; the autouse fixture in conftest.py calls it before each test."""
 
 import asyncio
 
-from helpers import breaker, cache, client, detect, pool, privacy, query_vectors, recall_budget, recall_line, reranker, settings_cache, stats
-from helpers.scorers import local, utility
-from helpers.settings import Settings, default_mapping
-from helpers.verdicts import Verdict
-from helpers.wire import TEI
+from helpers import reranker, settings_cache
+from helpers.recall import budget, query_vectors, recall_line, store_search
+from helpers.report import stats
+from helpers.scoring import breaker, cache, client, privacy, probe_cache
+from helpers.scoring.scorers import local, utility
+from helpers.scoring.verdicts import Verdict
+from helpers.settings import default_mapping
+from helpers.scoring.wire import TEI
 
 
 class _Embedder:
@@ -22,13 +25,13 @@ class _LogItem:
 def _fill_every_cache():
     settings = reranker.load_settings(default_mapping())
     settings_cache.remembered(("agent", "default", 1), lambda: settings, 5.0)
-    with detect._cache_lock:
-        detect._cache[detect.cache_key(settings)] = Verdict(route=TEI, scale="probability", relevant=0.9, irrelevant=0.1)
+    with probe_cache._cache_lock:
+        probe_cache._cache[probe_cache.cache_key(settings)] = Verdict(route=TEI, scale="probability", relevant=0.9, irrelevant=0.1)
     cache.CACHE.store([("k",)], [0.5], ttl=60, max_entries=10)
     breaker.BREAKER.record_failure("endpoint", 5, 30)
     stats.STATS.record(stats.CallRecord("reranked", "", "test"))
-    with pool._scans_lock:
-        pool._scans[("store",)] = (float("inf"), None)
+    with store_search._scans_lock:
+        store_search._scans[("store",)] = (float("inf"), None)
     query_vectors.MEMO.put(_Embedder(), "text", [1.0])
     with privacy._resolved_lock:
         privacy._resolved["name.example"] = (float("inf"), True)
@@ -42,18 +45,18 @@ def _fill_every_cache():
 
 
 async def _a_recall_budget():
-    recall_budget.for_search("recall")
-    assert len(recall_budget._by_task) == 1
+    budget.for_search("recall")
+    assert len(budget._by_task) == 1
 
 
 def _sizes(settings):
     return {
         "settings": settings_cache.size(),
-        "verdicts": len(detect._cache),
+        "verdicts": len(probe_cache._cache),
         "scores": len(cache.CACHE),
         "breaker": len(breaker.BREAKER.snapshot()),
         "stats": sum(stats.STATS.snapshot()["totals"].values()),
-        "scans": len(pool._scans),
+        "scans": len(store_search._scans),
         "query vectors": len(query_vectors.MEMO),
         "privacy": len(privacy._resolved),
         "batch limits": int(client.learned_batch_limit("http://127.0.0.1:1/rerank") is not None),

@@ -7,11 +7,13 @@ import inspect
 
 import pytest
 
-from helpers import detect, reranker, scorers
+from helpers import reranker, settings_cache
+from helpers.scoring import score
+from helpers.scoring import probe_cache as detect, scorers
 from helpers.errors import BreakerOpen, Refused, RerankError, TransportError
-from helpers.scorers.base import Scorer
+from helpers.scoring.scorers.base import Scorer
 from helpers.settings import Settings
-from helpers.verdicts import PROBE_DOCS, PROBE_QUERY, Verdict
+from helpers.scoring.verdicts import PROBE_DOCS, PROBE_QUERY, Verdict
 
 DECLARATIONS = ("sends_text", "may_go_down", "caches_scores", "needs_warm_up")
 METHODS = ("verdict_key", "probe", "score", "warm")
@@ -79,7 +81,7 @@ def settings(**more):
 
 
 def run(s, query="grafana port", docs=("grafana listens on port 3000", "the garden")):
-    return asyncio.run(reranker.score_documents(s, query, list(docs)))
+    return asyncio.run(score.score_documents(s, query, list(docs)))
 
 
 def test_a_scorer_that_sends_text_away_meets_the_privacy_guard(registered, monkeypatch):
@@ -129,7 +131,7 @@ def test_a_scorer_that_may_go_down_gets_a_breaker_and_loses_its_verdict_on_failu
 def test_warm_up_at_start_only_for_a_scorer_that_needs_it(registered, monkeypatch):
     warmed = []
     monkeypatch.setattr(detect, "warm_in_background", lambda s: warmed.append(s.api))
-    monkeypatch.setattr(reranker, "configured_mapping", lambda agent=None: {"rerank_api": "lexical"})
+    monkeypatch.setattr(settings_cache, "configured_mapping", lambda agent=None: {"rerank_api": "lexical"})
     registered(Counting())
     reranker.warm_up()
     assert warmed == []

@@ -227,7 +227,7 @@ def _plugin_threads() -> list[threading.Thread]:
 
 def test_uninstall_stops_the_sync_bridge_and_the_shadow_log_writer(host):
     reranker = host.import_plugin("helpers.reranker")
-    shadow_log = host.import_plugin("helpers.shadow_log")
+    shadow_log = host.import_plugin("helpers.report.shadow_log")
     assert reranker.rerank("grafana port", ["grafana listens on 3000", "tea"], config=LEXICAL)[0][0] == 0
     log_path = host.root / "usr" / "shadow.jsonl"  # the only place the log may be written
     shadow_log.record(str(log_path), {"n": 1})
@@ -268,7 +268,7 @@ def test_a_sync_call_waiting_while_uninstall_stops_the_loop_gets_its_default(hos
         return "finished"
 
     results = []
-    caller = threading.Thread(target=lambda: results.append(reranker._run_sync(slow, 30, "default")))
+    caller = threading.Thread(target=lambda: results.append(host.import_plugin("helpers.scoring.sync")._run_sync(slow, 30, "default")))
     caller.start()
     assert started.wait(10)
     host.call_hook("uninstall")

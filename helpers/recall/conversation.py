@@ -86,6 +86,20 @@ def recent_words(history: str, chars: int) -> str:
     return "\n".join(reversed(picked)).strip()
 
 
+def user_message(rendered: str) -> str:
+    """The user's own words from the recall extension's ``user_instruction``.
+
+    The host renders the message as ``user: {"user_message": "...", ...}`` (history label
+    plus the JSON of prompts/fw.user_message.md, empty parts removed). Decode that format;
+    anything else is returned as it is."""
+    text = rendered.strip()
+    if text.startswith("user:"):
+        text = text[len("user:") :].strip()
+    data = _json_object(text)
+    message = data.get("user_message") if data is not None else None
+    return message if isinstance(message, str) else text
+
+
 def _user_words(content: str) -> str:
     data = _json_object(content)
     if data is None:

@@ -1,11 +1,11 @@
 """One recall search, as stages over one value, in the order the data flows.
 
     plan     what to search with: the host's query, the user's message, message + last turns
-    gather   the host's store searched with each text (pool.py), one batched FAISS call
+    gather   the host's store searched with each text (store_search.py), one batched FAISS call
     fuse     the searches' ranked lists fused by rank (fusion.py); the pool the reranker
              reads reaches further down the same lists than the fused order does
     score    the reranker judges the pool, when one is configured (reranker.py)
-    policies the relevance floor, recency and diversity, when turned on (postprocess.py)
+    policies the relevance floor, recency and diversity, when turned on (policies.py)
     combine  the reranker's order merged with the fused one; the host's own first kept
     record   counters, the shadow log, and in shadow mode what applying would change
 
@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import fusion, pool, postprocess, recall_budget, recall_line, shadow_log
-from .client import Deadline
-from .errors import DeadlineExceeded, RerankError
-from .reranker import Scored, score_documents
-from .settings import Settings
-from .stats import STATS, CallRecord
+from ..errors import DeadlineExceeded
+from ..report import changes, shadow_log
+from ..report.stats import CallRecord, STATS
+from ..scoring.client import Deadline
+from ..scoring.privacy import redact
+from ..scoring.score import Scored, score_documents
+from ..settings import Settings
+from . import budget, failures, fusion, policies, recall_line, store_search, texts
 
 log = logging.getLogger("a0_reranker")
 
@@ -46,10 +49,10 @@ class Call:
     log_item: Any = None  # the recall step the chat shows (recall only)
     message: str | None = None  # the user's own words (recall only), read from the caller
     history: str | None = None  # the history the host searched with, before the message
-    slots: dict[str, int] = field(default_factory=dict)  # memories / solutions -> prompt slots
+    prompt_slots: dict[str, int] = field(default_factory=dict)  # memories / solutions -> how many reach the prompt
     query_prepared: bool = False  # the host's query was written by its utility model (memory_recall_query_prep)
-    # The recall's one deadline (recall_budget.py), shared by its two searches.
-    deadline: Deadline = field(default_factory=lambda: Deadline.after(recall_budget.RECALL_BUDGET_S))
+    # The recall's one deadline (budget.py), shared by its two searches.
+    deadline: Deadline = field(default_factory=lambda: Deadline.after(budget.RECALL_BUDGET_S))
     post_filter: bool = False  # the host's memory_recall_post_filter is on: its utility model judges too
 
 
@@ -63,18 +66,18 @@ class Search:
     limit: int
     threshold: float
     filter: str
-    searches: pool.Searches | None = None
-    found: pool.Found | None = None
+    searches: texts.Searches | None = None
+    found: store_search.Found | None = None
     fused_floor: float = 0.0  # the similarity a memory needs for a place in the fused order
     message_floor: float = 0.0  # the same, for the user's message's own list
     fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_floor
     fused_scores: list = field(default_factory=list)
-    candidates: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
+    pool: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
     rerank_query: str = ""
-    scored: Scored | None = None  # the reranker's scores for ``candidates``, when it answered
+    scored: Scored | None = None  # the reranker's scores for ``pool``, when it answered
     unavailable: str = ""  # why the reranker was not used, when one is configured
     unavailable_words: str = ""  # the same in plain words, for the chat
-    # The candidates in the reranker's order after the policies (floor, recency, diversity);
+    # The pool in the reranker's order after the policies (floor, recency, diversity);
     # without the reranker's scores, the fused order after the policies.
     judged: list = field(default_factory=list)
     docs: list = field(default_factory=list)  # the answer, best first, at most ``limit``
@@ -91,7 +94,7 @@ class Search:
         solutions searches to its own max_result settings; memory_load shows them all."""
         if self.call.kind != "recall":
             return self.limit
-        return min(self.limit, self.call.slots.get(self.area, DEFAULT_SLOTS))
+        return min(self.limit, self.call.prompt_slots.get(self.area, DEFAULT_SLOTS))
 
     @property
     def host_first(self) -> Any | None:
@@ -109,9 +112,9 @@ async def run(memory: Any, search: Search) -> Search:
     plan(search)
     await gather(memory, search)
     fuse(search)
-    if search.candidates:
+    if search.pool:
         await score(search)
-        policies(memory, search)
+        apply_policies(memory, search)
         combine(search)
     return search
 
@@ -119,12 +122,12 @@ async def run(memory: Any, search: Search) -> Search:
 def plan(search: Search) -> None:
     call, settings = search.call, search.settings
     message = call.message if call.kind == "recall" and call.message else ""
-    search.searches = pool.Searches(
+    search.searches = texts.Searches(
         host=search.query,
         message=message if settings.search_message else "",
-        followup=pool.followup_text(message, call.history or "", settings.followup_chars) if message and settings.search_followup else "",
+        followup=texts.followup_text(message, call.history or "", settings.followup_chars) if message and settings.search_followup else "",
     )
-    search.rerank_query = pool.reranker_query(call.message, call.history, search.query, settings.max_query_chars)
+    search.rerank_query = texts.reranker_query(call.message, call.history, search.query, settings.max_query_chars)
 
 
 def _floor(setting: float, threshold: float) -> float:
@@ -136,7 +139,7 @@ def _floor(setting: float, threshold: float) -> float:
 # How deep each search's list reaches for a reranker's pool, in rerank_candidates: the user's
 # message is the precise text (its top 40 held an answer for 0.97 of the tuning questions,
 # the three lists at 20 each for 0.96); the host's query, mostly wrapping, adds least.
-POOL_DEPTH = {pool.MESSAGE: 2.0, pool.FOLLOWUP: 1.0, pool.HOST: 0.5}
+POOL_DEPTH = {texts.MESSAGE: 2.0, texts.FOLLOWUP: 1.0, texts.HOST: 0.5}
 
 
 def fused_roles(search: Search) -> tuple[str, ...]:
@@ -146,9 +149,9 @@ def fused_roles(search: Search) -> tuple[str, ...]:
     the fusion cost recall on every class and brought Agent Zero's knowledge files into the
     prompt; so it only takes part when it is all there is (no message known: memory_load),
     or when the utility model wrote it (memory_recall_query_prep)."""
-    roles = tuple(r for r in (pool.MESSAGE, pool.FOLLOWUP) if r in search.found.lists)
+    roles = tuple(r for r in (texts.MESSAGE, texts.FOLLOWUP) if r in search.found.lists)
     if not roles or search.call.query_prepared:
-        roles += (pool.HOST,)
+        roles += (texts.HOST,)
     return roles
 
 
@@ -165,7 +168,7 @@ async def gather(memory: Any, search: Search) -> None:
     depth = max(search.limit, settings.candidates)
     depths = {role: max(depth, round(settings.candidates * share)) if settings.has_reranker else depth
               for role, share in POOL_DEPTH.items()}
-    search.found = await pool.search(memory, search.searches, depths, floor, search.limit, search.threshold, search.filter)
+    search.found = await store_search.search(memory, search.searches, depths, floor, search.limit, search.threshold, search.filter)
 
 
 def fuse(search: Search) -> None:
@@ -177,17 +180,17 @@ def fuse(search: Search) -> None:
     fused_lists, seen = [], set()
     for role in fused_roles(search):
         hits = search.found.lists[role]
-        floor = search.message_floor if role == pool.MESSAGE else search.fused_floor
+        floor = search.message_floor if role == texts.MESSAGE else search.fused_floor
         if id(hits) not in seen:  # roles that share a text share one list: count it once
             seen.add(id(hits))
             fused_lists.append([d for d, x in hits[:depth] if x >= floor])
-    fused = fusion.fuse(fused_lists, pool.doc_key)
+    fused = fusion.fuse(fused_lists, store_search.doc_key)
     search.fused = [doc for doc, _ in fused]
     search.fused_scores = [s for _, s in fused]
-    in_fused = {pool.doc_key(d) for d in search.fused}
+    in_fused = {store_search.doc_key(d) for d in search.fused}
     every_list = list({id(hits): hits for hits in search.found.lists.values()}.values())
-    below = fusion.fuse([[d for d, _ in hits] for hits in every_list], pool.doc_key)
-    search.candidates = search.fused + [doc for doc, _ in below if pool.doc_key(doc) not in in_fused]
+    below = fusion.fuse([[d for d, _ in hits] for hits in every_list], store_search.doc_key)
+    search.pool = search.fused + [doc for doc, _ in below if store_search.doc_key(doc) not in in_fused]
 
 
 async def score(search: Search) -> None:
@@ -197,28 +200,28 @@ async def score(search: Search) -> None:
     settings = search.settings
     if not settings.has_reranker:
         return
-    deadline = recall_budget.call_deadline(search.call.deadline, settings.timeout)
+    deadline = budget.call_deadline(search.call.deadline, settings.timeout)
     try:
-        if deadline.remaining() < recall_budget.MIN_CALL_S:
+        if deadline.remaining() < budget.MIN_CALL_S:
             raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
-            search.scored = await score_documents(settings, search.rerank_query, [d.page_content for d in search.candidates], deadline)
+            search.scored = await score_documents(settings, search.rerank_query, [d.page_content for d in search.pool], deadline)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        search.unavailable = unavailable_reason(exc)
-        search.unavailable_words = recall_line.unavailable_words(exc, settings)
+        failure = failures.reranker_unavailable(exc, settings)
+        search.unavailable, search.unavailable_words = failure.reason, failure.words
         log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable)
 
 
-def policies(memory: Any, search: Search) -> None:
+def apply_policies(memory: Any, search: Search) -> None:
     """The floor, recency and diversity on the reranker's order, or on the fused one."""
-    similarities = lambda docs: pool.similarity_matrix(memory, docs)  # noqa: E731
+    similarities = lambda docs: store_search.similarity_matrix(memory, docs)  # noqa: E731
     if search.scored is not None:
-        outcome = postprocess.order(search.settings, search.candidates, search.scored.scores, search.scored.scale,
+        outcome = policies.order(search.settings, search.pool, search.scored.scores, search.scored.scale,
                                     search.scored.verdict, similarities=similarities)
     else:
-        outcome = postprocess.order(search.settings, search.fused, search.fused_scores, "fused", None,
+        outcome = policies.order(search.settings, search.fused, search.fused_scores, "fused", None,
                                     similarities=similarities, floors=False)
     search.judged, search.dropped_by_floor = outcome.docs, outcome.dropped_by_floor
     search.notes += outcome.notes
@@ -232,22 +235,22 @@ def combine(search: Search) -> None:
     Agent Zero's knowledge files go after the user's own memories."""
     docs = search.judged
     if search.scored is not None and docs:
-        kept = {pool.doc_key(d) for d in docs}  # the floor's verdict holds for both
-        score_of = {pool.doc_key(d): s for d, s in zip(search.candidates, search.scored.scores)}
-        flags = fusion.standing_out([score_of[pool.doc_key(d)] for d in docs], search.scored.scale)
+        kept = {store_search.doc_key(d) for d in docs}  # what the floor kept holds for both
+        score_of = {store_search.doc_key(d): s for d, s in zip(search.pool, search.scored.scores)}
+        flags = fusion.standing_out([score_of[store_search.doc_key(d)] for d in docs], search.scored.scale)
         confident = [d for d, out in zip(docs, flags) if out]
-        merged = fusion.combine([d for d in search.fused if pool.doc_key(d) in kept], confident, pool.doc_key)
-        placed = {pool.doc_key(d) for d in merged}
-        docs = merged + [d for d in docs if pool.doc_key(d) not in placed]
-    about_agent_zero = pool.names_agent_zero(search.call.message or "")
+        merged = fusion.combine([d for d in search.fused if store_search.doc_key(d) in kept], confident, store_search.doc_key)
+        placed = {store_search.doc_key(d) for d in merged}
+        docs = merged + [d for d in docs if store_search.doc_key(d) not in placed]
+    about_agent_zero = texts.names_agent_zero(search.call.message or "")
     first = search.host_first
-    if first is not None and docs and (about_agent_zero or not pool.is_knowledge(first)):
-        docs = fusion.keep_first(docs, first, search.slots, pool.doc_key)
+    if first is not None and docs and (about_agent_zero or not store_search.is_knowledge(first)):
+        docs = fusion.keep_first(docs, first, search.slots, store_search.doc_key)
     if not about_agent_zero:
         # Agent Zero's knowledge chunks after the user's own memories: the greeting and tool
         # JSON that fill a recall's query are their words, and a message about Docker or
         # memory shares them; a question that names Agent Zero keeps them where they rank.
-        docs = [d for d in docs if not pool.is_knowledge(d)] + [d for d in docs if pool.is_knowledge(d)]
+        docs = [d for d in docs if not store_search.is_knowledge(d)] + [d for d in docs if store_search.is_knowledge(d)]
     search.docs = docs[: search.limit]
 
 
@@ -257,11 +260,11 @@ def record(search: Search, host_result: list | None, latency: float) -> None:
     shadow mode (the host's own), else None."""
     settings, call = search.settings, search.call
     notes = "; ".join(search.notes)
-    pool_size = len(search.candidates)
-    if settings.shadow_log and search.candidates:  # a search that found nothing has nothing to judge
-        shadow_log.record(settings.shadow_log, shadow_log.entry(call.kind, search, host_result, latency, settings.apply))
+    pool_size = len(search.pool)
+    if settings.shadow_log and search.pool:  # a search that found nothing has nothing to judge
+        shadow_log.record(settings.shadow_log, log_line(call.kind, search, host_result, latency, settings.apply))
     if not settings.apply:
-        impact = shadow_impact(host_result or [], search.docs, search.slots)
+        impact = changes.versus_host(store_search.doc_keys(host_result or []), store_search.doc_keys(search.docs), search.slots).impact()
         STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result or []), latency,
                                 impact=impact, unavailable=search.unavailable))
         explain(search, host_result)
@@ -274,6 +277,30 @@ def record(search: Search, host_result: list | None, latency: float) -> None:
         outcome = "fused"
     STATS.record(CallRecord(outcome, notes, call.kind, pool_size, len(search.docs), latency, unavailable=search.unavailable))
     explain(search, None)
+
+
+def log_line(caller: str, search: Search, host_result: list | None, latency_ms: float, applied: bool) -> dict[str, Any]:
+    """The shadow log's line for one search, applied or measured in shadow mode: ids, orders
+    and scores, the query masked; never memory text."""
+    ids = lambda docs: [str(key) for key in store_search.doc_keys(docs)]  # noqa: E731
+    host = host_result if host_result is not None else search.found.host_result
+    scores = search.scored.scores if search.scored is not None else []
+    return {
+        "at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "caller": caller,
+        "applied": applied,
+        "limit": search.limit,
+        # Masked before it is cut, so a cut never leaves half a secret unrecognised.
+        "query": redact(search.rerank_query)[:shadow_log.QUERY_CHARS],
+        "fused": ids(search.fused),  # the fused order; the pool below adds the deeper hits
+        "pool": ids(search.pool),  # what the reranker was asked to judge
+        "host_order": ids(host),
+        "reranked_order": ids(search.docs),  # what the plugin returns (or would)
+        "reranker_order": ids(search.judged) if search.scored is not None else [],
+        "scores": dict(zip(ids(search.pool), (round(s, 6) for s in scores))),
+        "reranker_unavailable": search.unavailable,
+        "latency_ms": latency_ms,
+    }
 
 
 def explain(search: Search, host_result: list | None) -> None:
@@ -291,34 +318,3 @@ def explain(search: Search, host_result: list | None) -> None:
     part = recall_line.search_words(search, settings.apply, host_result)
     head, part = recall_line.with_judge_words(search, head, part)
     recall_line.show(search.call.log_item, search.area, part, head)
-
-
-def shadow_impact(host: list, reranked: list, k: int) -> dict[str, Any]:
-    """What applying the reranked order would have changed in the top ``k``."""
-    host_ids = [pool.doc_key(d) for d in host]
-    new_ids = [pool.doc_key(d) for d in reranked[:k]]
-    common = [i for i in new_ids if i in host_ids]
-    return {
-        "top_changed": host_ids[:1] != new_ids[:1],
-        "overlap_at_k": round(len(set(host_ids[:k]) & set(new_ids)) / max(1, min(k, max(len(new_ids), len(host_ids[:k])))), 3),
-        "from_below_cut": sum(1 for i in new_ids if i not in host_ids),
-        "rank_correlation": round(_spearman([host_ids.index(i) for i in common]), 3),
-    }
-
-
-def _spearman(ranks_in_host_order: list[int]) -> float:
-    """Spearman correlation between the reranked order and the host order of shared items."""
-    n = len(ranks_in_host_order)
-    if n < 2:
-        return 1.0
-    by_host = {r: i for i, r in enumerate(sorted(ranks_in_host_order))}
-    d2 = sum((pos - by_host[r]) ** 2 for pos, r in enumerate(ranks_in_host_order))
-    return 1 - 6 * d2 / (n * (n * n - 1))
-
-
-def unavailable_reason(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError):
-        return "timeout: no answer within rerank_timeout or the recall's deadline"
-    if isinstance(exc, RerankError):
-        return f"{type(exc).__name__}: {exc}"
-    return f"unexpected {type(exc).__name__}: {str(exc)[:200]}"

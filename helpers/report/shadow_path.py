@@ -30,7 +30,7 @@ class PathRefused(ValueError):
 
 
 def agent_zero_root() -> Path:
-    plugin = Path(os.path.abspath(__file__)).parent.parent  # abspath: normalised, links kept
+    plugin = Path(os.path.abspath(__file__)).parents[2]  # helpers/report/ -> the plugin; abspath: normalised, links kept
     if plugin.parent.name == "plugins" and plugin.parent.parent.name == "usr":
         return plugin.parent.parent.parent
     return Path.cwd()

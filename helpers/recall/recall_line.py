@@ -18,9 +18,11 @@ import threading
 import weakref
 from typing import Any
 
-from . import mode, pool
-from .errors import BreakerOpen, DeadlineExceeded, MalformedResponse, NotConfigured, ProbeFailed, Refused, ServerError, TransportError
-from .settings import Settings, SettingsError
+from .. import mode
+from ..errors import BreakerOpen, DeadlineExceeded, MalformedResponse, NotConfigured, ProbeFailed, Refused, ServerError, TransportError
+from ..report import changes
+from ..settings import Settings, SettingsError
+from . import store_search
 
 log = logging.getLogger("a0_reranker")
 
@@ -139,9 +141,8 @@ def search_words(search: Any, applied: bool, host_result: list | None = None) ->
     """One search's part of the line: what reached (or would reach) the prompt."""
     shown = search.docs[: search.slots]
     host = host_result if host_result is not None else search.found.host_result
-    host_keys = {pool.doc_key(d) for d in host}
-    new = sum(1 for d in shown if pool.doc_key(d) not in host_keys)
-    top_changed = bool(shown) and (not host or pool.doc_key(shown[0]) != pool.doc_key(host[0]))
+    changed = changes.versus_host(store_search.doc_keys(host), store_search.doc_keys(shown), len(shown))
+    new, top_changed = changed.from_below_cut, changed.top_changed
     if not shown:
         return "none found" if not search.dropped_by_floor else "none above the relevance floor"
     if applied:

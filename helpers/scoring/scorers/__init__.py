@@ -11,7 +11,7 @@ and the privacy guard apply to it by what it declares.
 
 from __future__ import annotations
 
-from ..settings import Settings
+from ...settings import Settings
 from .base import Scorer
 from .lexical import LEXICAL
 from .local import LOCAL

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 
 if TYPE_CHECKING:
     from ..client import Deadline
-    from ..settings import Settings
+    from ...settings import Settings
     from ..verdicts import ProbeReport, Verdict
 
 

@@ -20,8 +20,8 @@ from typing import Sequence
 
 import jinja2
 
-from .errors import MalformedResponse
-from .settings import PLUGIN_DIR
+from ..errors import MalformedResponse
+from ..settings import PLUGIN_DIR
 
 SYSTEM_TEMPLATE = "a0_reranker.judge.sys.md"
 MESSAGE_TEMPLATE = "a0_reranker.judge.msg.md"

@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
+from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, ServerError, TransportError
+from ...settings import Settings
 from .. import client
-from ..errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, ServerError, TransportError
-from ..settings import Settings
-from ..verdicts import PROBE_DOCS, PROBE_QUERY, SWAP_TOLERANCE, Attempt, Judgement, ProbeReport, Verdict, judge
-from ..wire import TEI, TEI_DEFAULT_BATCH, Route, candidate_routes, split_endpoint
+from ..verdicts import Attempt, Judgement, PROBE_DOCS, PROBE_QUERY, ProbeReport, SWAP_TOLERANCE, Verdict, judge
+from ..wire import Route, TEI, TEI_DEFAULT_BATCH, candidate_routes, split_endpoint
 
 
 class RemoteScorer:

@@ -32,7 +32,8 @@ class CallRecord:
     unavailable: str = ""  # why a configured reranker was not used (its order left out)
 
 
-def _percentile(values: list[float], q: float) -> float | None:
+def percentile(values: list[float], q: float) -> float | None:
+    """The value at ``q`` (0..1) of ``values``, rounded to 0.1; None when there are none."""
     if not values:
         return None
     ordered = sorted(values)
@@ -91,7 +92,7 @@ class Stats:
             "totals": totals,
             "fallback_reasons": reasons,
             "unavailable_reasons": unavailable,
-            "latency_ms": {"p50": _percentile(timed, 0.5), "p95": _percentile(timed, 0.95), "samples": len(timed)},
+            "latency_ms": {"p50": percentile(timed, 0.5), "p95": percentile(timed, 0.95), "samples": len(timed)},
             "last_error": last_error,
             "recent": [asdict(c) for c in calls[-last:]],
             "shadow": shadow,

@@ -19,7 +19,7 @@ import asyncio
 import threading
 import weakref
 
-from .client import Deadline
+from ..scoring.client import Deadline
 
 RECALL_BUDGET_S = 15.0
 # Below this there is no point starting a reranker call: the search keeps the fused order.

@@ -13,9 +13,10 @@ import asyncio
 import threading
 import time
 
-from . import client, mode, scorers
-from .errors import DeadlineExceeded, NotConfigured, ProbeFailed, RerankError
-from .settings import Settings
+from .. import mode
+from ..errors import DeadlineExceeded, NotConfigured, ProbeFailed, RerankError
+from ..settings import Settings
+from . import client, scorers
 from .verdicts import ProbeReport, Verdict
 
 _cache: dict[tuple, Verdict] = {}
@@ -36,10 +37,8 @@ def cached(settings: Settings) -> Verdict | None:
 def forget(settings: Settings | None = None) -> None:
     """Drop the verdict for ``settings`` (all verdicts when None): the endpoint is failing."""
     with _cache_lock:
-        if settings is None:
-            _cache.clear()
-        else:
-            _cache.pop(cache_key(settings), None)
+        for key in list(_cache) if settings is None else [cache_key(settings)]:
+            _cache.pop(key, None)
 
 
 async def resolve(settings: Settings, deadline: client.Deadline) -> Verdict:

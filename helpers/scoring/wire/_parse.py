@@ -7,7 +7,7 @@ import json
 import math
 from typing import Any, Iterable
 
-from ..errors import MalformedResponse, ServerError
+from ...errors import MalformedResponse, ServerError
 
 
 def decode_json(content: bytes, content_type: str = "") -> Any:

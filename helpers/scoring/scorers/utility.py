@@ -22,11 +22,11 @@ import threading
 import time
 from typing import Any, Sequence
 
+from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, TransportError
+from ...settings import Settings
 from .. import calling_agent, judge
 from ..client import Deadline
-from ..errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, TransportError
-from ..settings import Settings
-from ..verdicts import IRRELEVANT, NEAR_MISS, PROBE_QUERY, RELEVANT, ProbeReport, Verdict
+from ..verdicts import IRRELEVANT, NEAR_MISS, PROBE_QUERY, ProbeReport, RELEVANT, Verdict
 
 NAME = "Agent Zero's utility model"
 # The probe shows the relevant memory last: a judge that answers [0], or lists everything
@@ -56,17 +56,8 @@ class UtilityScorer:
         report.model = calling_agent.model_name(agent)
         try:
             listed = await self._judge(settings, agent, PROBE_QUERY, PROBE_ORDER, deadline)
-        except DeadlineExceeded as exc:
-            report.verdict, report.reason = "timeout", str(exc)
-            return
-        except NotConfigured as exc:
-            report.verdict, report.reason = "not_configured", str(exc)
-            return
-        except MalformedResponse as exc:
-            report.verdict, report.reason = "misranks", f"{NAME} did not answer with memory numbers: {exc}"
-            return
         except RerankError as exc:
-            report.verdict, report.reason = "error", str(exc)
+            report.verdict, report.reason = _probe_failure(exc)
             return
         relevant, near, irrelevant = (PROBE_ORDER.index(d) for d in (RELEVANT, NEAR_MISS, IRRELEVANT))
         named = {relevant: "relevant", near: "near miss", irrelevant: "irrelevant"}
@@ -124,6 +115,19 @@ class UtilityScorer:
     def forget(self) -> None:
         with self._lock:
             self._latencies.clear()
+
+
+# A failed probe call, by the first kind that matches: (kind, verdict, reason).
+_PROBE_FAILURES = (
+    (DeadlineExceeded, "timeout", str),
+    (NotConfigured, "not_configured", str),
+    (MalformedResponse, "misranks", lambda exc: f"{NAME} did not answer with memory numbers: {exc}"),
+    (RerankError, "error", str),
+)
+
+
+def _probe_failure(exc: RerankError) -> tuple[str, str]:
+    return next((verdict, reason(exc)) for kind, verdict, reason in _PROBE_FAILURES if isinstance(exc, kind))
 
 
 UTILITY = UtilityScorer()

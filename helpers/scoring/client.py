@@ -20,7 +20,7 @@ import httpx
 from tenacity import AsyncRetrying, retry_if_exception
 
 from . import key_scrub, privacy, qwen3, server_errors
-from .errors import (
+from ..errors import (
     BatchTooLarge,
     DeadlineExceeded,
     MalformedResponse,
@@ -30,8 +30,8 @@ from .errors import (
     ServerError,
     TransportError,
 )
+from ..settings import Settings
 from .response_body import ACCEPT_ENCODING, read_capped
-from .settings import Settings
 from .wire import Route, split_endpoint
 from .wire._parse import decode_json
 

@@ -16,8 +16,8 @@ import logging
 import threading
 from typing import Awaitable, Callable
 
-from . import lifecycle
-from .stats import STATS, CallRecord
+from .. import lifecycle
+from ..report.stats import CallRecord, STATS
 
 log = logging.getLogger("a0_reranker")
 

@@ -1,7 +1,7 @@
 """After the reranker's scores: the relevance floor, recency, and diversity.
 
 Each is off by default and each, when off, leaves the plain score order untouched, so the
-off state is exactly "best score first, ties in pool order" (what ``reranker.ranking``
+off state is exactly "best score first, ties in pool order" (what ``score.ranking``
 gives). They compose in this order: the floor drops candidates on the server's scores,
 recency blends age into the relevance of what is left, MMR orders the result.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Sequence
 
-from .settings import Settings
+from ..settings import Settings
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"  # the host's Memory.get_timestamp(): local time, naive
 ALL_DROPPED = "every candidate scored below the relevance floor"
@@ -26,10 +26,6 @@ class Outcome:
     docs: list
     dropped_by_floor: int = 0
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def all_dropped(self) -> bool:
-        return not self.docs and self.dropped_by_floor > 0
 
 
 # --- relevance on 0..1 ------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The opt-in shadow log (``rerank_shadow_log``): one JSON line per reranked search, so a user
-can judge the reranker from their own data with ``python -m helpers.cli report LOG``.
+"""The opt-in shadow log (``rerank_shadow_log``): one JSON line per search, applied or measured
+in shadow mode (the line is made in pipeline.log_line), so a user can judge the reranker
+from their own data with ``python -m helpers.cli report LOG``.
 
 A line holds ids, ranks, scores and timings, and the reranker's query with secrets masked;
 never memory text, never the API key. Lines are written by a background thread, so a slow
@@ -19,39 +20,17 @@ import time
 from collections import Counter
 from typing import Any, Iterable
 
-from . import lifecycle, shadow_path
-from .pool import doc_key
-from .privacy import redact
+from .. import lifecycle
+from . import changes, shadow_path
+from .stats import percentile
 
 log = logging.getLogger("a0_reranker")
-_QUERY_CHARS = 300
+QUERY_CHARS = 300  # of the masked query, per line
 _queue: "queue.Queue[tuple[str, str] | None]" = queue.Queue(maxsize=1000)
 _STOP = None  # queued by uninstall (lifecycle): the writer ends once the lines before it are written
 _writer: threading.Thread | None = None
 _writer_lock = threading.Lock()
 _warned: set[tuple[str, str]] = set()  # (path, why): each refusal is logged once
-
-
-def entry(caller: str, search: Any, host_result: list | None, latency_ms: float, applied: bool) -> dict[str, Any]:
-    """The log line for one search (``search`` is a ``pipeline.Search``)."""
-    ids = [str(doc_key(d)) for d in search.fused]
-    host = host_result if host_result is not None else search.found.host_result
-    scores = search.scored.scores if search.scored is not None else []
-    return {
-        "at": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "caller": caller,
-        "applied": applied,
-        "limit": search.limit,
-        # Masked before it is cut, so a cut never leaves half a secret unrecognised.
-        "query": redact(search.rerank_query)[:_QUERY_CHARS],
-        "candidates": ids,
-        "host_order": [str(doc_key(d)) for d in host],
-        "reranked_order": [str(doc_key(d)) for d in search.docs],  # what the plugin returns (or would)
-        "reranker_order": [str(doc_key(d)) for d in search.judged] if search.scored is not None else [],
-        "scores": {i: round(s, 6) for i, s in zip(ids, scores)},
-        "reranker_unavailable": search.unavailable,
-        "latency_ms": latency_ms,
-    }
 
 
 def record(path: str, line: dict[str, Any]) -> None:
@@ -139,31 +118,19 @@ def summarise(path: str, k: int = 5) -> dict[str, Any]:
     lines = list(read(path, skipped))
     if not lines:
         raise ValueError("the log holds no searches" + (f" ({len(skipped)} unreadable lines)" if skipped else ""))
-    changed_top1 = changed_topk = promoted = 0
-    moves: list[int] = []
+    per_search = [changes.versus_host(x.get("host_order", []), x.get("reranked_order", []), k) for x in lines]
     latencies = [float(x["latency_ms"]) for x in lines if "latency_ms" in x]
     callers = Counter(x.get("caller", "?") for x in lines)
-    for x in lines:
-        host, new = x.get("host_order", []), x.get("reranked_order", [])
-        if host[:1] != new[:1]:
-            changed_top1 += 1
-        if set(host[:k]) != set(new[:k]):
-            changed_topk += 1
-        promoted += sum(1 for i in new[:k] if i not in host[:k])
-        moves += [abs(host.index(i) - rank) for rank, i in enumerate(new[:k]) if i in host]
+    moves = [m for c in per_search for m in c.moves]
     n = len(lines)
-    ordered = sorted(latencies)
     return {
         "searches": n,
         "by_caller": dict(callers),
-        "top1_changed": round(changed_top1 / n, 3),
-        f"top{k}_changed": round(changed_topk / n, 3),
-        f"new_in_top{k}_per_search": round(promoted / n, 2),
+        "top1_changed": round(sum(c.top_changed for c in per_search) / n, 3),
+        f"top{k}_changed": round(sum(c.top_k_changed for c in per_search) / n, 3),
+        f"new_in_top{k}_per_search": round(sum(c.entered_top_k for c in per_search) / n, 2),
         "mean_rank_move": round(statistics.fmean(moves), 2) if moves else 0.0,
-        "latency_ms": {
-            "p50": round(ordered[len(ordered) // 2], 1) if ordered else None,
-            "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1) if ordered else None,
-        },
+        "latency_ms": {"p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95)},
         "k": k,
         "unreadable_lines": len(skipped),
     }

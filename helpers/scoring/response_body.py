@@ -14,7 +14,7 @@ import zlib
 
 import httpx
 
-from .errors import MalformedResponse, ResponseTooLarge
+from ..errors import MalformedResponse, ResponseTooLarge
 
 ACCEPT_ENCODING = "gzip, deflate"
 

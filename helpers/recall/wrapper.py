@@ -18,18 +18,18 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import json
 import logging
 import os
 import sys
 import time
 from typing import Any, Callable
 
-from . import calling_agent, pipeline, recall_budget, recall_line, settings_cache, shadow
+from .. import settings_cache
+from ..report.stats import CallRecord, STATS
+from ..scoring import calling_agent
+from ..settings import PLUGIN_NAME, Settings
+from . import budget, conversation, failures, pipeline, recall_line, shadow
 from .pipeline import Call
-from .reranker import PLUGIN_NAME
-from .settings import Settings, SettingsError
-from .stats import STATS, CallRecord
 
 log = logging.getLogger("a0_reranker")
 
@@ -82,10 +82,9 @@ def unwrap() -> bool:
     try:
         cls = _memory_class()
         current = _installed(cls)
-        if current is None:
-            return False
-        setattr(cls, METHOD, current.__wrapped__)
-        return True
+        if current is not None:
+            setattr(cls, METHOD, current.__wrapped__)
+        return current is not None
     except Exception as exc:
         log.warning("a0_reranker: could not unwrap the memory search: %s", exc)
         return False
@@ -122,18 +121,18 @@ def identify_caller(frame: Any) -> Call | None:
     if kind is None:
         return None
     local_vars = frame.f_locals
-    call = Call(kind, getattr(local_vars.get("self"), "agent", None), deadline=recall_budget.for_search(kind))
+    call = Call(kind, getattr(local_vars.get("self"), "agent", None), deadline=budget.for_search(kind))
     if kind == "recall":
         call.log_item = local_vars.get("log_item")
         # The recall extension keeps the user's message, the history it used and its own
         # settings as locals.
         rendered, history = local_vars.get("user_instruction"), local_vars.get("history")
         if isinstance(rendered, str) and rendered != "None":  # "None": the host had no message
-            call.message = message_text(rendered)
+            call.message = conversation.user_message(rendered)
             if isinstance(history, str):
                 # The message is already the history's last entry; keep only what came before.
                 call.history = history[: -len(rendered)].rstrip() if history.endswith(rendered) else history
-        call.slots = _prompt_slots(local_vars.get("set"))
+        call.prompt_slots = _prompt_slots(local_vars.get("set"))
         call.query_prepared = _setting_on(local_vars.get("set"), "memory_recall_query_prep")
         call.post_filter = _setting_on(local_vars.get("set"), "memory_recall_post_filter")
     return call
@@ -154,24 +153,6 @@ def _prompt_slots(memory_settings: Any) -> dict[str, int]:
 def _setting_on(memory_settings: Any, key: str) -> bool:
     """A switch of the host's _memory settings is on, by the host's own test: its truth."""
     return isinstance(memory_settings, dict) and bool(memory_settings.get(key))
-
-
-def message_text(rendered: str) -> str:
-    """The user's own words from the recall extension's ``user_instruction``.
-
-    The host renders the message as ``user: {"user_message": "...", ...}`` (history label
-    plus the JSON of prompts/fw.user_message.md, empty parts removed). Decode that format;
-    anything else is returned as it is."""
-    text = rendered.strip()
-    if text.startswith("user:"):
-        text = text[len("user:") :].strip()
-    try:
-        content = json.loads(text)
-    except ValueError:
-        return text
-    if isinstance(content, dict) and isinstance(content.get("user_message"), str):
-        return content["user_message"]
-    return text
 
 
 _SETTINGS_TTL_S = 5.0
@@ -217,7 +198,7 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
     try:
         # The recall's deadline bounds the plugin's own steps too (a slow embedder, a huge
         # store): past it, the host's own answer, while the host still has time to use it.
-        async with asyncio.timeout(max(recall_budget.MIN_CALL_S, call.deadline.remaining()) + 2 * pipeline.TIMEOUT_GRACE_S):
+        async with asyncio.timeout(max(budget.MIN_CALL_S, call.deadline.remaining()) + 2 * pipeline.TIMEOUT_GRACE_S):
             with calling_agent.asking(call.agent):  # the utility-model judge asks this agent's model
                 await pipeline.run(memory, search)
     except asyncio.CancelledError:
@@ -260,11 +241,11 @@ def _filter_of(signature, memory, args, kwargs) -> str:
 
 async def _fall_back(call: Call, exc: BaseException, started: float, host_answer, search_filter: str = ""):
     """Count the failure, say it on the recall's line, and give the host's own answer."""
-    reason = _reason(exc)
-    STATS.record(CallRecord("fallback", reason, call.kind, latency_ms=_ms(started)))
-    log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, reason)
+    failure = failures.plugin_failed(exc)
+    STATS.record(CallRecord("fallback", failure.reason, call.kind, latency_ms=_ms(started)))
+    log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, failure.reason)
     recall_line.show(call.log_item, pipeline.area_of(search_filter), "as Agent Zero found them",
-                     f"Agent Zero's own order ({recall_line.fallback_words(exc)})")
+                     f"Agent Zero's own order ({failure.words})")
     return await host_answer
 
 
@@ -273,14 +254,14 @@ async def _measure(memory: Any, search: pipeline.Search, host_result: list) -> N
     returned. A failure is counted; the agent already has the host's answer."""
     started = time.monotonic()
     # Off the recall's path: the recall's deadline is not this measurement's.
-    search.call.deadline = recall_budget.Deadline.after(recall_budget.RECALL_BUDGET_S)
+    search.call.deadline = budget.Deadline.after(budget.RECALL_BUDGET_S)
     try:
         with calling_agent.asking(search.call.agent):
             await pipeline.run(memory, search)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        STATS.record(CallRecord("fallback", "shadow measurement: " + _reason(exc), search.call.kind, latency_ms=_ms(started)))
+        STATS.record(CallRecord("fallback", "shadow measurement: " + failures.reason(exc), search.call.kind, latency_ms=_ms(started)))
         return
     if _still_shadow(search.call.agent):  # switched off meanwhile: nothing more to say
         pipeline.record(search, host_result, _ms(started))
@@ -293,12 +274,6 @@ def _still_shadow(agent: Any) -> bool:
     except Exception:
         return False
     return settings is not None and settings.enabled and not settings.apply
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, SettingsError):
-        return f"bad setting: {exc}"
-    return pipeline.unavailable_reason(exc)
 
 
 def _ms(started: float) -> float:

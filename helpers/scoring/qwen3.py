@@ -8,18 +8,17 @@ with. Documents are cut *before* rendering, so no truncation can ever remove the
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Sequence
 
 import jinja2
-
-from .settings import PLUGIN_DIR
 
 
 @functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     # No autoescape: this is a model prompt, not HTML. Keep every newline as written.
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(PLUGIN_DIR / "helpers" / "templates")),
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
         autoescape=False,
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,

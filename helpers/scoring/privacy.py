@@ -17,8 +17,8 @@ import threading
 import time
 from urllib.parse import urlsplit
 
-from .errors import Refused
-from .settings import Settings
+from ..errors import Refused
+from ..settings import Settings
 
 # Every pattern here runs in time linear in the text: a memory is hostile input too (12 KB
 # of "v1.2v1.2..." took 49 s through the lazy name prefix these patterns once had). The
@@ -247,15 +247,15 @@ def _known(host: str) -> tuple[bool, str | None] | None:
     return hit[1:] if hit and hit[0] > time.monotonic() else None
 
 
-def _remember(host: str, verdict: tuple[bool, str | None]) -> tuple[bool, str | None]:
+def _remember(host: str, answer: tuple[bool, str | None]) -> tuple[bool, str | None]:
     with _resolved_lock:
         if len(_resolved) > 256:
             _resolved.clear()
-        _resolved[host] = (time.monotonic() + _RESOLVE_TTL_S, *verdict)
-    return verdict
+        _resolved[host] = (time.monotonic() + _RESOLVE_TTL_S, *answer)
+    return answer
 
 
-def _verdict_now(host: str) -> tuple[bool, str | None]:
+def _look_up_now(host: str) -> tuple[bool, str | None]:
     """(private?, pinned address): literals and localhost need no lookup (and no pin)."""
     if not host:
         return False, None
@@ -272,12 +272,12 @@ def refusal(settings: Settings) -> str:
     host = _guarded_host(settings)
     if host is None:
         return ""
-    verdict = _known(host) or _remember(host, _verdict_now(host))
-    return "" if verdict[0] else _refusal_text(host)
+    private = _known(host) or _remember(host, _look_up_now(host))
+    return "" if private[0] else _refusal_text(host)
 
 
-async def _verdict(host: str) -> tuple[bool, str | None]:
-    return _known(host) or _remember(host, await asyncio.to_thread(_verdict_now, host))
+async def _look_up(host: str) -> tuple[bool, str | None]:
+    return _known(host) or _remember(host, await asyncio.to_thread(_look_up_now, host))
 
 
 async def check(settings: Settings) -> str:
@@ -285,7 +285,7 @@ async def check(settings: Settings) -> str:
     host = _guarded_host(settings)
     if host is None:
         return ""
-    return "" if (await _verdict(host))[0] else _refusal_text(host)
+    return "" if (await _look_up(host))[0] else _refusal_text(host)
 
 
 async def pinned(settings: Settings, host: str) -> str | None:
@@ -296,7 +296,7 @@ async def pinned(settings: Settings, host: str) -> str | None:
     is (now) not private."""
     if not settings.private_only or not host:
         return None
-    private, address = await _verdict(host)
+    private, address = await _look_up(host)
     if not private:
         raise Refused(_refusal_text(host))
     return address

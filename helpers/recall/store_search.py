@@ -1,11 +1,8 @@
-"""The candidate pool of one recall search: the host's own store, searched with several texts.
+"""The candidate pool of one recall search: the host's own store, searched with several
+texts (texts.py).
 
-The host's recall query is the user's message plus up to 10,000 characters of history, and
-a filtered FAISS search only ever looks at 20 vectors. So the plugin searches itself: with
-the host's own query past that cap, and (for recall) with the user's message alone and with
-the message plus the newest turns of the conversation, for follow-ups whose meaning lives
-in the last exchange. The host's default embedder reads only its first 256 tokens (~700
-characters), so a longer tail would be silently ignored.
+A filtered FAISS search of the host's only ever looks at 20 vectors. So the plugin searches
+itself, past that cap.
 
 All texts go to FAISS in one call: a range search for every vector above the pool's
 similarity floor (the host's store is an inner-product index with relevance (1 + ip) / 2,
@@ -21,53 +18,17 @@ from __future__ import annotations
 import ast
 import asyncio
 import hashlib
-import re
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from . import conversation, query_vectors
+from . import query_vectors
+from .texts import HOST, Searches
 
-HOST, MESSAGE, FOLLOWUP = "host", "message", "followup"
 # The host's own filtered search looks at this many nearest vectors (LangChain's fetch_k).
 HOST_FETCH_K = 20
 _GROWTH = 4
-
-
-@dataclass(frozen=True)
-class Searches:
-    """The texts to search with, by role. ``host`` is the caller's own query."""
-
-    host: str
-    message: str = ""
-    followup: str = ""
-
-    def texts(self) -> dict[str, str]:
-        """Role -> text, most precise first, empty ones left out. Roles may share a text
-        (memory_load has only the host's query); it is searched once."""
-        roles = ((MESSAGE, self.message), (FOLLOWUP, self.followup), (HOST, self.host))
-        return {role: text for role, text in roles if text and text.strip() or role == HOST}
-
-
-def followup_text(message: str, history: str, chars: int) -> str:
-    """The message followed by the newest ``chars`` characters of conversation, or ""."""
-    tail = conversation.recent_words(history, chars)
-    return f"{message}\n\n{tail}" if tail else ""
-
-
-def reranker_query(message: str | None, history: str | None, host_query: str, budget: int) -> str:
-    """The user's message plus the newest conversation that fits ``budget`` characters.
-
-    Without a known message (``memory_load``, an unknown caller) the host's query is cut to
-    the budget, keeping its start, where the host puts the message."""
-    if message is None:
-        return host_query[:budget]
-    message = message.strip()
-    if len(message) >= budget:
-        return message[:budget]
-    tail = conversation.recent_words(history or "", budget - len(message) - 2)
-    return f"{message}\n\n{tail}" if tail else message
 
 
 @dataclass
@@ -229,7 +190,7 @@ def _search_nearest(db: Any, queries: Any, rows: _Rows, relevance_of, floor: flo
 
 
 def _read_row(scores, positions, start: int, hits: list, head: list, ids, docstore, relevance_of,
-              floor: float, pool_size: int, comparator) -> bool:
+              floor: float, row_cap: int, comparator) -> bool:
     """Read one row on from ``start``; True when it needs nothing more."""
     previous = None
     for score, position in zip(scores[start:], positions[start:]):
@@ -248,7 +209,7 @@ def _read_row(scores, positions, start: int, hits: list, head: list, ids, docsto
             if monotone:
                 return True
             continue
-        if len(hits) >= pool_size:
+        if len(hits) >= row_cap:
             if len(head) >= HOST_FETCH_K:
                 return True
             continue
@@ -320,12 +281,8 @@ def doc_key(doc: Any) -> Any:
     return (doc.metadata or {}).get("id") or id(doc)
 
 
-_AGENT_ZERO = re.compile(r"\bagent[\s_-]*(?:zero|0)\b|\ba0\b", re.IGNORECASE)
-
-
-def names_agent_zero(message: str) -> bool:
-    """The user's message is about Agent Zero itself: it names it ("agent zero", "A0")."""
-    return bool(_AGENT_ZERO.search(message))
+def doc_keys(docs: Sequence[Any]) -> list:
+    return [doc_key(d) for d in docs]
 
 
 def is_knowledge(doc: Any) -> bool:

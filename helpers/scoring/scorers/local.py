@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .. import lifecycle
+from ... import lifecycle
+from ...errors import DeadlineExceeded, NotConfigured
+from ...settings import Settings
 from ..client import Deadline
-from ..errors import DeadlineExceeded, NotConfigured
-from ..settings import Settings
 from ..verdicts import PROBE_DOCS, PROBE_QUERY, ProbeReport, Verdict, judge
 
 INSTALL_HINT = "install it with: pip install sentence-transformers (Agent Zero already ships it)"
