@@ -8,18 +8,20 @@ FIELDS_FILE = ("webui", "a0-reranker-fields.json")
 class SettingsFields(ApiHandler):
     """The settings panel's form: the field schema (webui/a0-reranker-fields.json) with
     each field's limits from helpers/settings.py LIMITS, so the browser checks exactly
-    what Save enforces and no number is written down twice. Read-only; no secrets."""
+    what Save enforces and no number is written down twice; and the plugin's vocabulary
+    (helpers/mode.py), so the panel says what the chat and the status tool say.
+    Read-only; no secrets."""
 
     async def process(self, input: dict, request: Request) -> dict:
         try:
-            from usr.plugins.a0_reranker.helpers import settings
+            from usr.plugins.a0_reranker.helpers import mode, settings
 
             path = settings.PLUGIN_DIR.joinpath(*FIELDS_FILE)
             schema = json.loads(path.read_text(encoding="utf-8"))
             groups = [{**group, "fields": [_with_limit(field, settings.LIMITS[field["key"]])
                                            for field in group["fields"]]}
                       for group in schema["groups"]]
-            return {"ok": True, "groups": groups}
+            return {"ok": True, "groups": groups, "words": mode.vocabulary()}
         except Exception as exc:
             return {"ok": False, "error": f"settings form unavailable: {type(exc).__name__}"}
 

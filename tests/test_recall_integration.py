@@ -119,11 +119,11 @@ def test_a_memory_ranked_25th_of_60_reaches_the_top_5(host):
 SOLUTIONS = [f"solution {i}: fixed {FILLER[i]} on atlas by restarting the {FILLER[i + 5]} container" for i in range(10)]
 
 
-def enabled_store(host):
+def enabled_store(host, texts=None):
     """60 memories and 10 solutions, every one read by recall (threshold 0), the plugin
     wrapped and enabled: (agent, memory)."""
     set_memory_config(host, memory_recall_similarity_threshold=0.0)
-    agent, memory = host.run(store(host))
+    agent, memory = host.run(store(host, texts))
     host.run(host.insert(memory, SOLUTIONS, area="solutions"))
     wrapped_module(host)
     host.toggle(True)

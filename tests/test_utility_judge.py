@@ -220,7 +220,7 @@ def test_the_recall_line_names_the_judge_and_warns_when_the_hosts_post_filter_ju
     result = recall(host, agent)
     assert result["error"] is None
     line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
-    assert line.startswith("fusion + Agent Zero's utility model as the judge; Agent Zero's memory post-filter is on too"), line
+    assert line.startswith("judged by Agent Zero's utility model; Agent Zero's memory post-filter is on too"), line
     assert re.search(r"memories: .*, judged in \d+\.\d s; solutions: .*, judged in \d+\.\d s$", line), line
     assert "post-filter is on too" in line
     # the host's own post-filter asked the same model once more, with its own prompt

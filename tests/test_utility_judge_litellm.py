@@ -82,7 +82,7 @@ def test_a_real_litellm_call_judges_a_recall(host, stream):
     # the verdict and the breaker are kept under the utility model's name from the host's model settings
     assert any("openai/judge-model" in key for key in host.import_plugin("helpers.scoring.probe_cache")._cache)
     line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
-    assert line.startswith("fusion + Agent Zero's utility model as the judge — memories: "), line
+    assert line.startswith("judged by Agent Zero's utility model — memories: "), line
     assert "judged in " in line
 
 

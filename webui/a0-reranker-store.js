@@ -13,34 +13,9 @@ const TOAST_TITLE = "Reranker";
 // Shown instead of a stored key; sent back unchanged it means "keep the stored key".
 export const API_KEY_PLACEHOLDER = "************";
 
-// One short headline per verdict of helpers/detect.py (and the API's own failures).
-const HEADLINES = {
-  ok: "Works",
-  weak: "Works, but weakly",
-  fusion: "Built-in fusion, no reranker server",
-  unreachable: "Cannot connect",
-  auth: "API key refused",
-  model: "Choose a model",
-  misranks: "Answers, but ranks wrongly",
-  unsupported: "Server cannot rerank",
-  not_configured: "Nothing to test",
-  bad_setting: "Invalid setting",
-  refused: "Refused by the privacy setting",
-  error: "Not usable",
-};
-
-// What to do next, per failed verdict.
-const HINTS = {
-  unreachable: "Check the URL and port, and that the server is running. Inside Docker, 127.0.0.1 is the Agent Zero container itself: use host.docker.internal or the server's address.",
-  auth: "Type the key the server expects into API key (or clear it if the server needs none), then test again.",
-  model: "Type one of the model names above into Model, then test again.",
-  misranks: "Check the model id, and leave Reranker API on auto: this route answers, but its scores do not rank.",
-  unsupported: "llama.cpp needs a reranker model and the --reranking flag.",
-  not_configured: "Enter the reranker server's base URL in Endpoint, or set Reranker API to auto (built-in fusion), lexical or local.",
-  bad_setting: "Fix the setting named above; the fields marked in red are out of range.",
-  refused: "'Private endpoints only' is on and this endpoint is outside loopback and private networks.",
-  weak: "Usable, but a stronger reranker model would separate relevant memories better.",
-};
+// The words for Test connection's verdicts (a headline and what to do next) come with the
+// form, from helpers/mode.py's vocabulary: the chat, the status tool and the CLI use the same.
+const NO_WORDS = { verdicts: {}, modes: {} };
 
 function fmtNumber(n) {
   return Number.isInteger(n) ? String(n) : String(+n.toPrecision(6));
@@ -134,6 +109,7 @@ export function holds(condition, config) {
 
 const model = {
   groups: [], // the form: the settings_fields handler's groups, each with its fields
+  words: NO_WORDS, // the vocabulary, served with the form
   formError: "",
   testing: false,
   test: null, // the last Test connection answer: {ok, report, unsaved, note}
@@ -164,6 +140,7 @@ const model = {
         this.formError = answer?.error || "settings form unavailable";
       } else {
         this.groups = answer.groups;
+        this.words = answer.words || NO_WORDS;
         this.formError = "";
       }
     } catch (e) {
@@ -262,13 +239,14 @@ const model = {
   },
 
   headline(report) {
-    return HEADLINES[report?.verdict] || (report?.ok ? "Works" : "Not usable");
+    return this.words.verdicts[report?.verdict]?.headline || (report?.ok ? "Works" : "Not usable");
   },
 
   hint(report) {
     if (!report) return "";
-    if (report.ok) return report.verdict === "weak" ? HINTS.weak : "";
-    if (HINTS[report.verdict]) return HINTS[report.verdict];
+    const hint = this.words.verdicts[report.verdict]?.hint;
+    if (report.ok) return report.verdict === "weak" ? hint || "" : "";
+    if (hint) return hint;
     return (report.attempts || []).length ? "See the routes tried below." : "Nothing reached the reranker; Agent Zero's log may say more.";
   },
 

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import mode
 from ..errors import DeadlineExceeded
 from ..report import changes, shadow_log
 from ..report.stats import CallRecord, STATS
@@ -308,11 +309,11 @@ def explain(search: Search, host_result: list | None) -> None:
     settings = search.settings
     verdict = search.scored.verdict if search.scored is not None else None
     if search.scored is not None:
-        head = recall_line.mode_words(settings, verdict.route.describe() if verdict and verdict.route else None)
+        head = mode.chat_words(settings, verdict.route if verdict else None)
     elif search.unavailable:
-        head = f"built-in fusion (the reranker was not used: {search.unavailable_words})"
+        head = f"{mode.CHAT[mode.FUSION]}; the reranker was not used: {search.unavailable_words}"
     else:
-        head = recall_line.mode_words(settings)
+        head = mode.chat_words(settings)
     if not settings.apply:
         head = f"shadow mode, not applied: {head}"
     part = recall_line.search_words(search, settings.apply, host_result)

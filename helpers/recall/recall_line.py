@@ -18,7 +18,6 @@ import threading
 import weakref
 from typing import Any
 
-from .. import mode
 from ..errors import BreakerOpen, DeadlineExceeded, MalformedResponse, NotConfigured, ProbeFailed, Refused, ServerError, TransportError
 from ..report import changes
 from ..settings import Settings, SettingsError
@@ -32,19 +31,6 @@ KEY = "reranker"  # the log item's key/value line the chat shows
 # dataclasses (not hashable): keyed by id, with a weak reference to tell a reused id apart.
 _parts: dict[int, tuple[weakref.ref, dict[str, tuple[str, str]]]] = {}
 _lock = threading.Lock()
-
-
-def mode_words(settings: Settings, route: str | None = None) -> str:
-    current = mode.mode(settings)
-    if current == mode.FUSION:
-        return "built-in fusion"
-    if current == mode.LEXICAL:
-        return "fusion + built-in lexical reranker"
-    if current == mode.LOCAL:
-        return "fusion + local cross-encoder"
-    if current == mode.UTILITY:
-        return "fusion + Agent Zero's utility model as the judge"
-    return f"fusion + reranker ({route})" if route else "fusion + reranker"
 
 
 # A failed probe, by its verdict (helpers/verdicts.py).
@@ -138,18 +124,19 @@ def fallback_words(exc: BaseException) -> str:
 
 
 def search_words(search: Any, applied: bool, host_result: list | None = None) -> str:
-    """One search's part of the line: what reached (or would reach) the prompt."""
+    """One search's part of the line: of what reached (or would reach) the prompt, how many
+    Agent Zero alone would not have shown there, and whether the first one differs."""
     shown = search.docs[: search.slots]
-    host = host_result if host_result is not None else search.found.host_result
-    changed = changes.versus_host(store_search.doc_keys(host), store_search.doc_keys(shown), len(shown))
+    host = (host_result if host_result is not None else search.found.host_result)[: search.slots]
+    changed = changes.versus_host(store_search.doc_keys(host), store_search.doc_keys(shown), search.slots)
     new, top_changed = changed.from_below_cut, changed.top_changed
     if not shown:
         return "none found" if not search.dropped_by_floor else "none above the relevance floor"
     if applied:
-        text = f"{new} of {len(shown)} from beyond Agent Zero's own search"
-        return text + (", top one changed" if top_changed else ", same top one")
-    text = f"{new} of {len(shown)} would come from beyond Agent Zero's own search"
-    return text + (", the top one would change" if top_changed else ", the same top one")
+        text = f"{new} of {len(shown)} that Agent Zero alone would not have shown"
+        return text + (", first one changed" if top_changed else ", same first one")
+    text = f"{new} of {len(shown)} would be ones Agent Zero alone does not show"
+    return text + (", the first one would change" if top_changed else ", the same first one")
 
 
 def show(log_item: Any, area: str, part: str, head: str) -> None:
