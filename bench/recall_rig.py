@@ -86,7 +86,7 @@ class Rig:
         self.client = host.import_plugin("helpers.scoring.client")
         self.breaker = host.import_plugin("helpers.scoring.breaker").BREAKER
         self.cache = host.import_plugin("helpers.scoring.cache").CACHE
-        self.detect = host.import_plugin("helpers.scoring.probe_cache")
+        self.probe_cache = host.import_plugin("helpers.scoring.probe_cache")
 
     def configure(self, **config) -> None:
         """The plugin's saved settings (cache off unless asked for), read at once."""

@@ -6,7 +6,9 @@
 ``rerank`` and ``arerank`` never raise: ``None`` means "reranker unavailable, keep your
 order". ``rerank`` is synchronous and blocking, and safe to call from a thread whose event
 loop is running; ``arerank`` is its async twin. ``config`` is a mapping of this plugin's
-setting keys; ``None`` means the plugin's configured settings.
+setting keys; ``None`` means the plugin's configured settings. ``reset_state()`` forgets
+every process-wide cache (a testing switch). This module re-exports only: the logic is in
+scoring/ (score.py, sync.py), settings_cache.py and status_report.py.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ API_KEY_ENV = "A0_RERANKER_API_KEY"
 
 APIS = ("auto", "rerank", "qwen3_score", "lexical", "local", "utility")
 # The rerank_api values whose judge runs without a reranker server: in-process scorers, and
-# Agent Zero's utility model (asked through the calling agent, helpers/calling_agent.py).
+# Agent Zero's utility model (asked through the calling agent, scoring/calling_agent.py).
 SERVERLESS_APIS = ("lexical", "local", "utility")
 DEVICES = ("cpu", "cuda", "mps", "auto")
 

@@ -247,11 +247,11 @@ def test_uninstall_stops_the_sync_bridge_and_the_shadow_log_writer(host):
 def test_uninstall_stops_threads_an_older_copy_of_the_modules_started(host):
     """The host purges usr.plugins on plugin changes; a fresh copy of the modules does not
     know the old copy's threads, and uninstall must stop them anyway."""
-    old = host.import_plugin("helpers.reranker")
+    old = host.import_plugin("helpers.scoring.sync")
     old.rerank("q", ["a", "b"], config=LEXICAL)
     old_thread = old._loop_thread
     host.purge("usr.plugins")
-    assert host.import_plugin("helpers.reranker") is not old
+    assert host.import_plugin("helpers.scoring.sync") is not old
     host.call_hook("uninstall")
     assert not old_thread.is_alive()
 

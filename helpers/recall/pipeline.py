@@ -1,10 +1,10 @@
 """One recall search, as stages over one value, in the order the data flows.
 
-    plan     what to search with: the host's query, the user's message, message + last turns
+    plan     what to search with (texts.py): the host's query, the message, message + last turns
     gather   the host's store searched with each text (store_search.py), one batched FAISS call
     fuse     the searches' ranked lists fused by rank (fusion.py); the pool the reranker
              reads reaches further down the same lists than the fused order does
-    score    the reranker judges the pool, when one is configured (reranker.py)
+    score    the reranker judges the pool, when one is configured (scoring/score.py)
     policies the relevance floor, recency and diversity, when turned on (policies.py)
     combine  the reranker's order merged with the fused one; the host's own first kept
     record   counters, the shadow log, and in shadow mode what applying would change
@@ -12,7 +12,7 @@
 Each stage reads and extends a ``Search``. Only ``score`` talks to a server, and it never
 raises: a reranker that fails, times out or is switched off leaves the fused order, which
 is exactly what the plugin returns with no reranker at all. Every other stage is local
-work; if one of them fails, the wrapper (recall.py) returns the host's own result.
+work; if one of them fails, the wrapper (wrapper.py) returns the host's own result.
 """
 
 from __future__ import annotations

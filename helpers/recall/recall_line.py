@@ -33,7 +33,7 @@ _parts: dict[int, tuple[weakref.ref, dict[str, tuple[str, str]]]] = {}
 _lock = threading.Lock()
 
 
-# A failed probe, by its verdict (helpers/verdicts.py).
+# A failed probe, by its verdict (scoring/verdicts.py).
 PROBE_WORDS = {
     "unreachable": "the server could not be reached",
     "auth": "the server refused the API key",
@@ -63,55 +63,55 @@ def with_judge_words(search: Any, head: str, part: str) -> tuple[str, str]:
 
 def unavailable_words(exc: BaseException, settings: Settings) -> str:
     """Why the reranker was not used, from the kind of failure alone."""
-    if settings.api == "utility":
-        return _judge_unavailable(exc, settings)
+    judge = settings.api == "utility"
     if isinstance(exc, ProbeFailed):
-        if exc.verdict == "timeout":
-            return f"no answer within {settings.timeout:g} s"
-        if exc.verdict in PROBE_WORDS:
-            return PROBE_WORDS[exc.verdict]
-        if exc.status is not None:
-            return f"the server answered HTTP {exc.status}"
-        return "its answer could not be read" if exc.malformed else "no route answered the probe correctly (see Test connection)"
-    if isinstance(exc, (TimeoutError, DeadlineExceeded)):
+        return _judge_probe_failed(exc, settings) if judge else _probe_failed(exc, settings)
+    words = _JUDGE_UNAVAILABLE if judge else _SERVER_UNAVAILABLE
+    return next(say(exc, settings) for kind, say in words if isinstance(exc, kind))
+
+
+def _probe_failed(exc: ProbeFailed, settings: Settings) -> str:
+    if exc.verdict == "timeout":
         return f"no answer within {settings.timeout:g} s"
-    if isinstance(exc, BreakerOpen):
-        return f"the server kept failing, skipped for up to {settings.breaker_cooldown:g} s"
-    if isinstance(exc, TransportError):
-        return "the server could not be reached"
-    if isinstance(exc, ServerError):
-        return "the server refused the API key" if exc.status in (401, 403) else f"the server answered HTTP {exc.status}"
-    if isinstance(exc, MalformedResponse):
-        return "its answer could not be read"
-    if isinstance(exc, Refused):
-        return "the privacy guard refused the endpoint"
-    if isinstance(exc, NotConfigured):
-        return "it is not set up (see Test connection)"
-    return "it failed (see Test connection)"
+    if exc.verdict in PROBE_WORDS:
+        return PROBE_WORDS[exc.verdict]
+    if exc.status is not None:
+        return f"the server answered HTTP {exc.status}"
+    return "its answer could not be read" if exc.malformed else "no route answered the probe correctly (see Test connection)"
 
 
-def _judge_unavailable(exc: BaseException, settings: Settings) -> str:
-    """The same for Agent Zero's utility model: there is no server to name."""
-    who = "Agent Zero's utility model"
-    if isinstance(exc, ProbeFailed):
-        if exc.verdict == "timeout":
-            return f"{who} gave no answer within {settings.timeout:g} s"
-        if exc.verdict == "misranks":
-            return f"{who} did not judge the probe correctly (see Test connection)"
-        if exc.verdict == "not_configured":
-            return "no agent to ask the utility model for"
-        return f"{who} failed the probe (see Test connection)"
-    if isinstance(exc, (TimeoutError, DeadlineExceeded)):
-        return f"{who} gave no answer within {settings.timeout:g} s"
-    if isinstance(exc, BreakerOpen):
-        return f"{who} kept failing, skipped for up to {settings.breaker_cooldown:g} s"
-    if isinstance(exc, MalformedResponse):
-        return f"{who}'s answer could not be read"
-    if isinstance(exc, NotConfigured):
+_JUDGE = "Agent Zero's utility model"  # for the utility model there is no server to name
+
+
+def _judge_probe_failed(exc: ProbeFailed, settings: Settings) -> str:
+    if exc.verdict == "timeout":
+        return f"{_JUDGE} gave no answer within {settings.timeout:g} s"
+    if exc.verdict == "misranks":
+        return f"{_JUDGE} did not judge the probe correctly (see Test connection)"
+    if exc.verdict == "not_configured":
         return "no agent to ask the utility model for"
-    if isinstance(exc, TransportError):
-        return f"the call to {who} failed"
-    return f"{who} failed (see Test connection)"
+    return f"{_JUDGE} failed the probe (see Test connection)"
+
+
+# Any other failure, by the first kind that matches: (kind, words for (exc, settings)).
+_SERVER_UNAVAILABLE = (
+    ((TimeoutError, DeadlineExceeded), lambda exc, s: f"no answer within {s.timeout:g} s"),
+    (BreakerOpen, lambda exc, s: f"the server kept failing, skipped for up to {s.breaker_cooldown:g} s"),
+    (TransportError, lambda exc, s: "the server could not be reached"),
+    (ServerError, lambda exc, s: "the server refused the API key" if exc.status in (401, 403) else f"the server answered HTTP {exc.status}"),
+    (MalformedResponse, lambda exc, s: "its answer could not be read"),
+    (Refused, lambda exc, s: "the privacy guard refused the endpoint"),
+    (NotConfigured, lambda exc, s: "it is not set up (see Test connection)"),
+    (BaseException, lambda exc, s: "it failed (see Test connection)"),
+)
+_JUDGE_UNAVAILABLE = (
+    ((TimeoutError, DeadlineExceeded), lambda exc, s: f"{_JUDGE} gave no answer within {s.timeout:g} s"),
+    (BreakerOpen, lambda exc, s: f"{_JUDGE} kept failing, skipped for up to {s.breaker_cooldown:g} s"),
+    (MalformedResponse, lambda exc, s: f"{_JUDGE}'s answer could not be read"),
+    (NotConfigured, lambda exc, s: "no agent to ask the utility model for"),
+    (TransportError, lambda exc, s: f"the call to {_JUDGE} failed"),
+    (BaseException, lambda exc, s: f"{_JUDGE} failed (see Test connection)"),
+)
 
 
 def fallback_words(exc: BaseException) -> str:

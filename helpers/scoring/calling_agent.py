@@ -1,7 +1,7 @@
 """Which Agent Zero agent a reranker call is made for: what the utility-model judge asks.
 
 The scorer interface (scorers/base.py) has no agent parameter, and only one scorer needs
-one, so the agent travels beside the call instead: the recall wrapper (recall.py), the
+one, so the agent travels beside the call instead: the recall wrapper (recall/wrapper.py), the
 status tool and Test connection set it around the work they start, and the judge
 (scorers/utility.py) reads it. A ContextVar follows the call into every task it creates
 and never leaks between concurrent recalls of different chats.

@@ -1,6 +1,6 @@
 """HTTP transport to a reranker: one pooled client per event loop, a total deadline per call,
 retries only where a retry can help, batches the server accepts, and a typed error for
-everything else. It knows nothing about which route to use; ``detect.py`` decides that.
+everything else. It knows nothing about which route to use; ``probe_cache.py`` decides that.
 """
 
 from __future__ import annotations

@@ -227,7 +227,7 @@ def is_private_host(host: str) -> bool:
 
 def _guarded_host(settings: Settings) -> str | None:
     """The host to check; None when nothing is to be checked. Callers ask only for a scorer
-    that sends text away (helpers/scorers/: ``sends_text``)."""
+    that sends text away (scoring/scorers/: ``sends_text``)."""
     if not settings.private_only or not settings.endpoint or settings.api == "utility":
         return None  # the utility model is reached through a LiteLLM provider, not this endpoint
     try:

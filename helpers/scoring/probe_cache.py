@@ -1,7 +1,7 @@
 """Which scorer judges the pool, and does it rank correctly? Probed once, then cached.
 
-``probe`` asks the settings' scorer (helpers/scorers/) to judge the three probe documents
-and fill a report (helpers/verdicts.py); a good verdict is cached per (endpoint, model, api,
+``probe`` asks the settings' scorer (scoring/scorers/) to judge the three probe documents
+and fill a report (scoring/verdicts.py); a good verdict is cached per (endpoint, model, api,
 instruction, document budget, key fingerprint, and what the scorer adds) and dropped when
 that endpoint starts failing. With no scorer at all the plugin runs its built-in fusion,
 which the report says in words.

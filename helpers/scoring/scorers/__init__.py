@@ -2,8 +2,8 @@
 that picks the scorer for a set of settings.
 
 Each is a small module with the same few methods and declarations (base.py), in the spirit
-of helpers/wire/: a reranker server (remote.py, which detects its wire dialect), the
-in-process cross-encoder (local.py), the built-in BM25 (lexical.py) and Agent Zero's
+of scoring/wire/: a reranker server (remote.py, which detects its wire dialect), the
+in-process cross-encoder (local.py), the built-in BM25 (lexical.py, over ../bm25.py) and Agent Zero's
 utility model as the judge (utility.py). A new kind of
 scorer is a module here and an entry in ``BY_API``; detection, the score cache, the breaker
 and the privacy guard apply to it by what it declares.

@@ -1,8 +1,8 @@
 """What a scorer is: the small interface every kind of reranker implements.
 
 A scorer scores a query against documents within a deadline, and can be probed to a
-verdict with a scale (helpers/verdicts.py). Everything around a call is the caller's
-(helpers/reranker.py), applied by what the scorer declares here, never by its name:
+verdict with a scale (scoring/verdicts.py). Everything around a call is the caller's
+(scoring/score.py), applied by what the scorer declares here, never by its name:
 
     sends_text     memory text leaves the process: the privacy guard and redaction apply
     may_go_down    calls can fail for a while: the circuit breaker applies, and a failure

@@ -1,6 +1,6 @@
 """A reranker server: which route it speaks, found by probing, and scoring through it.
 
-The probe tries each candidate route (helpers/wire/) in order and keeps the first whose
+The probe tries each candidate route (scoring/wire/) in order and keeps the first whose
 order and margin are right on the score scale it returns, then checks that swapping the
 documents moves the scores with them. Raw text is tried before the Qwen3 judge template, so
 a server that templates on its own side is never sent a prompt templated twice.

@@ -2,12 +2,12 @@
 
 Every Agent Zero user has a utility model (the small LLM the host calls for memorizing,
 chat names and its own memory post-filter), so this judge needs no server. One call per
-search: the prompt (helpers/judge.py) shows the reranker query and the numbered pool, cut
+search: the prompt (scoring/judge.py) shows the reranker query and the numbered pool, cut
 to a character budget; the answer, a JSON array of the useful memories' numbers best first,
 becomes one score per memory. The model is the one of the agent the call is made for
-(helpers/calling_agent.py); with none, the judge is unavailable and the fused order stands.
+(scoring/calling_agent.py); with none, the judge is unavailable and the fused order stands.
 
-What applies around it (helpers/reranker.py), by what it declares: memory text leaves the
+What applies around it (scoring/score.py), by what it declares: memory text leaves the
 process when the utility model is a hosted API, so redaction applies; the private-only
 guard checks an endpoint, and a LiteLLM provider is not one it can check (privacy.notes
 says so). The breaker counts its failures per utility model; scores are cached per model
