@@ -277,12 +277,6 @@ class Settings:
     def replace(self, **changes: Any) -> "Settings":
         return dataclasses.replace(self, **changes)
 
-    def public_dict(self) -> dict[str, Any]:
-        """Every setting as the panel names it, with the key shown only as set / not set."""
-        out = {"rerank_" + f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "api_key"}
-        out["rerank_api_key"] = API_KEY_PLACEHOLDER if self.api_key else ""
-        return out
-
 
 def _is_http_url(text: str) -> bool:
     try:

@@ -69,11 +69,6 @@ class CircuitBreaker:
                 return True
             return False
 
-    def is_open(self, key: str, failures_to_open: int) -> bool:
-        with self._lock:
-            state = self._states.get(key)
-            return bool(state and state.failures >= failures_to_open and self._clock() < state.open_until)
-
     def snapshot(self) -> dict[str, dict]:
         now = self._clock()
         with self._lock:
