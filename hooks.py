@@ -11,9 +11,9 @@ log = logging.getLogger("a0_reranker")
 
 def install():
     try:
-        from usr.plugins.a0_reranker.helpers import recall
+        from usr.plugins.a0_reranker.helpers.recall import wrapper
 
-        recall.ensure_wrapped()
+        wrapper.ensure_wrapped()
     except Exception as exc:  # the next start or recall wraps instead
         log.warning("a0_reranker: install could not wrap the memory search: %s", exc)
 
@@ -38,9 +38,9 @@ def pre_update():
 
 def _stop():
     try:
-        from usr.plugins.a0_reranker.helpers import recall
+        from usr.plugins.a0_reranker.helpers.recall import wrapper
 
-        recall.unwrap()
+        wrapper.unwrap()
     except Exception as exc:
         log.warning("a0_reranker: could not unwrap: %s", exc)
     try:
@@ -55,13 +55,14 @@ def save_plugin_config(settings=None, **kwargs):
     """Validate and coerce the settings; move the API key into usr/.env. Raising shows the
     message in the settings modal instead of saving a value the plugin cannot use."""
     from helpers import dotenv
-    from usr.plugins.a0_reranker.helpers import config_store, detect, recall
+    from usr.plugins.a0_reranker.helpers import config_store, settings_cache
+    from usr.plugins.a0_reranker.helpers.scoring import probe_cache
     from usr.plugins.a0_reranker.helpers.settings import SettingsError
 
     try:
         saved = config_store.prepare_for_save(settings or {}, config_store.dotenv_writer(dotenv.get_dotenv_file_path()))
     except SettingsError as exc:
         raise ValueError(str(exc)) from None
-    recall.forget_settings()
-    detect.forget()
+    settings_cache.forget()
+    probe_cache.forget()
     return saved

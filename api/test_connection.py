@@ -26,7 +26,7 @@ class TestConnection(ApiHandler):
 
 def _failed(input, reason: str) -> dict:
     """The same shape as a normal answer, so the panel renders it the same way."""
-    from usr.plugins.a0_reranker.helpers import verdicts
+    from usr.plugins.a0_reranker.helpers.scoring import verdicts
 
     form = input.get("config") if isinstance(input, dict) and isinstance(input.get("config"), dict) else {}
     report = verdicts.failed_report("error", reason, str(form.get("rerank_endpoint") or ""))

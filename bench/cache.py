@@ -13,8 +13,9 @@ from bench.client_overhead import QUERY, documents
 from bench.common import Row, print_table, ratio_row, write_json
 from bench.paired import paired_ms
 from bench.remote_server import remote
-from helpers import detect, reranker
-from helpers.cache import CACHE
+from helpers import reranker
+from helpers.scoring import probe_cache
+from helpers.scoring.cache import CACHE
 from helpers.settings import Settings
 
 
@@ -25,8 +26,8 @@ async def measure(repeats: int = 300) -> list[Row]:
             docs = documents(n)
             off = {"rerank_endpoint": srv.url, "rerank_api": "rerank", "rerank_cache": False}
             on = {**off, "rerank_cache": True}
-            await detect.probe(Settings.from_mapping(off))
-            await detect.probe(Settings.from_mapping(on))
+            await probe_cache.probe(Settings.from_mapping(off))
+            await probe_cache.probe(Settings.from_mapping(on))
             CACHE.clear()
 
             def ranker(config):

@@ -53,7 +53,8 @@ def _row(name: str, worst: float, note: str = "") -> Row:
 
 
 async def arerank_rows(repeats: int = 20) -> list[Row]:
-    from helpers import detect, reranker
+    from helpers import reranker
+    from helpers.scoring import probe_cache
 
     docs = documents(200)
     with remote("tei19", max_client_batch_size=32, cheap_scorer=True, latency=0.02) as srv:
@@ -62,7 +63,7 @@ async def arerank_rows(repeats: int = 20) -> list[Row]:
         async def one():
             assert len(await reranker.arerank(QUERY, docs, config=config)) == 200
 
-        detect.forget()
+        probe_cache.forget()
         cold = await worst_gap_ms(one, 1)
         warm = await worst_gap_ms(one, repeats)
     return [

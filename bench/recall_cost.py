@@ -86,7 +86,7 @@ async def _pair(host, agent, repeats: int, recall_module) -> tuple[float, float]
 
     async def on():
         host.toggle(True)
-        recall_module.forget_settings()
+        host.import_plugin("helpers.settings_cache").forget()
         result = await host.recall(agent, message, turns)
         assert result["error"] is None
         _no_fallback(recall_module)
@@ -124,7 +124,7 @@ async def by_size(repeats: int = 15) -> list[Row]:
             with _host() as host:
                 overrides = {} if threshold is None else {"memory_recall_similarity_threshold": threshold}
                 _memory_config(host, **overrides)
-                recall = host.import_plugin("helpers.recall")
+                recall = host.import_plugin("helpers.recall.wrapper")
                 assert recall.ensure_wrapped()
                 agent = host.agent()
                 memory = await _store(host, agent, n)
@@ -148,8 +148,8 @@ async def real_embedder(repeats: int = 10) -> list[Row]:
         import models
 
         _memory_config(host)
-        recall = host.import_plugin("helpers.recall")
-        vectors = host.import_plugin("helpers.query_vectors")
+        recall = host.import_plugin("helpers.recall.wrapper")
+        vectors = host.import_plugin("helpers.recall.query_vectors")
         assert recall.ensure_wrapped()
         embeddings = models.LocalSentenceTransformerWrapper("huggingface", minilm_path(), device="cpu")
         agent, _, _ = await _build_store(host, embeddings, memories, None)
@@ -163,7 +163,7 @@ async def real_embedder(repeats: int = 10) -> list[Row]:
             async def on():
                 host.toggle(True)
                 vectors.MEMO.clear()  # a fresh recall: nothing embedded yet
-                recall.forget_settings()
+                host.import_plugin("helpers.settings_cache").forget()
                 assert (await host.recall(agent, question["message"], turns))["error"] is None
                 _no_fallback(recall)
 

@@ -62,7 +62,7 @@ async def _shadow(r, srv, repeats: int) -> Row:
     import statistics
     import time
 
-    shadow = r.host.import_plugin("helpers.shadow")
+    shadow = r.host.import_plugin("helpers.recall.shadow")
     recall = sample_recall(1)
     r.configure(rerank_endpoint=srv.url, rerank_api="rerank", rerank_apply=False)
     await r.wrapped(recall)  # detection, once

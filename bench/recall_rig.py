@@ -81,19 +81,17 @@ class Rig:
         self.Memory = type(memory)
         self.original = self.Memory.search_similarity_threshold.__wrapped__
         self.caller = Caller(agent)
-        self.recall = host.import_plugin("helpers.recall")
-        self.client = host.import_plugin("helpers.client")
-        self.breaker = host.import_plugin("helpers.breaker").BREAKER
-        self.cache = host.import_plugin("helpers.cache").CACHE
-        self.detect = host.import_plugin("helpers.detect")
+        self.recall = host.import_plugin("helpers.recall.wrapper")
+        self.reset_state = host.import_plugin("helpers.reranker").reset_state
+        self.client = host.import_plugin("helpers.scoring.client")
+        self.breaker = host.import_plugin("helpers.scoring.breaker").BREAKER
+        self.cache = host.import_plugin("helpers.scoring.cache").CACHE
+        self.probe_cache = host.import_plugin("helpers.scoring.probe_cache")
 
     def configure(self, **config) -> None:
         """The plugin's saved settings (cache off unless asked for), read at once."""
         self.host.set_config({"rerank_cache": False, **config})
-        self.recall.forget_settings()
-        self.breaker.reset()
-        self.cache.clear()
-        self.detect.forget()
+        self.reset_state()
 
     async def wrapped(self, recall: Recall) -> list:
         history = f"{recall.history}\n{recall.user_instruction}"
@@ -111,7 +109,7 @@ def rig(memories: int = 200, chars: int = 300):
         try:
             defaults = yaml.safe_load((host.root / "plugins" / "_memory" / "default_config.yaml").read_text())
             host.set_config({**defaults, "memory_recall_similarity_threshold": 0.0}, plugin="_memory")
-            assert host.import_plugin("helpers.recall").ensure_wrapped()
+            assert host.import_plugin("helpers.recall.wrapper").ensure_wrapped()
             host.toggle(True)
             agent = host.agent()
 

@@ -134,7 +134,7 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
         snap = Snapshot(
             search.area, search.limit, search.slots,
             {role: [d for d, _ in hits] for role, hits in search.found.lists.items()},
-            list(search.fused), list(search.candidates), list(search.judged) if scored is not None else None, search.host_first,
+            list(search.fused), list(search.pool), list(search.judged) if scored is not None else None, search.host_first,
             similarities={role: [x for _, x in hits] for role, hits in search.found.lists.items()},
             scores=list(scored.scores) if scored is not None else None,
             scale=scored.scale if scored is not None else None,
@@ -321,10 +321,9 @@ async def plugin_pass(host, agent, questions: list[Question], config: dict) -> t
     gathered held an answer, and the snapshots of each question's searches."""
     host.toggle(True)
     host.set_config({"rerank_cache": False, **config})
-    recall = host.import_plugin("helpers.recall")
-    pipeline = host.import_plugin("helpers.pipeline")
-    recall.forget_settings()
-    recall.STATS.reset()
+    recall = host.import_plugin("helpers.recall.wrapper")
+    pipeline = host.import_plugin("helpers.recall.pipeline")
+    host.import_plugin("helpers.reranker").reset_state()
     snaps, restore = record_searches(pipeline)
     shipped, pooled, per_question = Tally(), Tally(), []
     try:
@@ -348,8 +347,7 @@ async def plugin_pass(host, agent, questions: list[Question], config: dict) -> t
 def strategies(helpers) -> dict[str, Callable[[Snapshot], list]]:
     """Other ways to order the same recorded lists and scores, with the plugin's own
     functions: what the README's study compares the shipped order with."""
-    fusion, pool = helpers.fusion, helpers.pool
-    key = pool.doc_key
+    fusion, key = helpers.fusion, helpers.store_search.doc_key
 
     def fused_of(*roles):
         def order(s: Snapshot) -> list:
@@ -429,7 +427,7 @@ async def run(limit: int | None = None, study: bool = False, knowledge_dir: str 
 
             embeddings = models.LocalSentenceTransformerWrapper("huggingface", minilm_path(), device="cpu")
             agent, memory, info["knowledge chunks"] = await _build_store(host, embeddings, memories, knowledge_dir)
-            helpers = type("Helpers", (), {"fusion": host.import_plugin("helpers.fusion"), "pool": host.import_plugin("helpers.pool")})
+            helpers = type("Helpers", (), {"fusion": host.import_plugin("helpers.recall.fusion"), "store_search": host.import_plugin("helpers.recall.store_search")})
             started = time.monotonic()
             rows.append(await host_alone(host, agent, questions))
             rows += await message_alone(memory, questions)

@@ -148,9 +148,9 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     if not config.get("rerank_endpoint") and api in ("rerank", "qwen3_score"):
         raise UsageError(f"argument --endpoint: --api {api} talks to a server; give its URL with --endpoint")
     if not config.get("rerank_endpoint") and api in ("lexical", "auto"):
-        from . import lexical  # the embedded default: standard library only
+        from .scoring import bm25  # the embedded default: standard library only
 
-        scores = lexical.bm25_scores(args.query, documents)
+        scores = bm25.bm25_scores(args.query, documents)
         ranked = sorted(enumerate(scores), key=lambda p: (-p[1], p[0]))
         used = "lexical (built-in BM25, no server)"
     else:
@@ -197,7 +197,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from . import shadow_log
+    from .report import shadow_log
 
     try:
         summary = shadow_log.summarise(args.log, k=args.k)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Mapping, MutableMapping
 
-from . import envfile, shadow_path
+from . import envfile
+from .report import shadow_path
 from .settings import API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, SettingsError, coerce, key_input
 
 

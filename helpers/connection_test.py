@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import calling_agent, reranker, verdicts
+from . import settings_cache
+from .scoring import calling_agent, score, verdicts
 from .settings import API_KEY_PLACEHOLDER, LIMITS, coerce
 
 
@@ -75,13 +76,13 @@ async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[st
     if _asks_utility_model(form):
         agent, asked = judge_agent(context_id)
         with calling_agent.asking(agent):
-            report = await reranker.aprobe(dict(form))
+            report = await score.aprobe(dict(form))
         report["notes"] = [f"Agent Zero's utility model: {asked}"] + list(report.get("notes") or [])
         if post_filter_on(agent):
             report["notes"].append(POST_FILTER_NOTE)
     else:
-        report = await reranker.aprobe(dict(form))
-    unsaved = unsaved_keys(form, reranker.configured_mapping(None))
+        report = await score.aprobe(dict(form))
+    unsaved = unsaved_keys(form, settings_cache.configured_mapping(None))
     return {
         "ok": bool(report.get("ok")),
         "report": report,

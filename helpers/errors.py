@@ -63,7 +63,7 @@ class Refused(RerankError):
 
 
 class ProbeFailed(RerankError):
-    """The probe found nothing usable; ``verdict`` says how (helpers/verdicts.py), and for a
+    """The probe found nothing usable; ``verdict`` says how (scoring/verdicts.py), and for a
     route that answered wrongly, ``status`` (its HTTP status) or ``malformed``."""
 
     def __init__(self, verdict: str, reason: str, status: int | None = None, malformed: bool = False):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
+PLUGIN_NAME = "a0_reranker"
 PLUGIN_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = PLUGIN_DIR / "default_config.yaml"
 
@@ -28,7 +29,7 @@ API_KEY_ENV = "A0_RERANKER_API_KEY"
 
 APIS = ("auto", "rerank", "qwen3_score", "lexical", "local", "utility")
 # The rerank_api values whose judge runs without a reranker server: in-process scorers, and
-# Agent Zero's utility model (asked through the calling agent, helpers/calling_agent.py).
+# Agent Zero's utility model (asked through the calling agent, scoring/calling_agent.py).
 SERVERLESS_APIS = ("lexical", "local", "utility")
 DEVICES = ("cpu", "cuda", "mps", "auto")
 
@@ -275,12 +276,6 @@ class Settings:
 
     def replace(self, **changes: Any) -> "Settings":
         return dataclasses.replace(self, **changes)
-
-    def public_dict(self) -> dict[str, Any]:
-        """Every setting as the panel names it, with the key shown only as set / not set."""
-        out = {"rerank_" + f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "api_key"}
-        out["rerank_api_key"] = API_KEY_PLACEHOLDER if self.api_key else ""
-        return out
 
 
 def _is_http_url(text: str) -> bool:

@@ -3,17 +3,29 @@ this agent, is the wrap live, what does it talk to, and what happened recently."
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from . import calling_agent, detect, mode, recall, scorers
-from .breaker import BREAKER
-from .reranker import PLUGIN_NAME, load_settings
-from .settings import SettingsError
-from .stats import STATS
+from . import mode
+from .recall import wrapper
+from .report.stats import STATS
+from .scoring import calling_agent, probe_cache, scorers
+from .scoring.breaker import BREAKER
+from .settings import PLUGIN_NAME, SettingsError
+from .settings_cache import load_settings
+
+
+def status() -> dict[str, Any]:
+    """The mode in words, counters, latency and breaker state; safe to show anywhere."""
+    try:
+        active = mode.as_dict(load_settings(None))
+    except SettingsError as exc:
+        active = {"mode": None, "mode_text": f"a setting is invalid: {exc}"}
+    return {**active, "stats": STATS.snapshot(), "breaker": BREAKER.snapshot(), "checked_at": time.time()}
 
 
 def collect(agent: Any = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"plugin": PLUGIN_NAME, "wrap_live": recall.is_wrapped()}
+    out: dict[str, Any] = {"plugin": PLUGIN_NAME, "wrap_live": wrapper.is_wrapped()}
     try:
         from helpers import plugins
 
@@ -29,7 +41,7 @@ def collect(agent: Any = None) -> dict[str, Any]:
         out["judge"] = _judge(agent)
     if settings is not None:
         with calling_agent.asking(agent):  # the utility judge's verdict is kept per utility model
-            verdict = detect.cached(settings)
+            verdict = probe_cache.cached(settings)
         route = verdict.route.describe() if verdict and verdict.route else None
         out.update(
             setting_enabled=settings.enabled,

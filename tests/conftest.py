@@ -1,20 +1,33 @@
-"""Shared test setup: a clean plugin state per test, and no backoff sleeps."""
+"""Shared test setup: a clean plugin state per test, no backoff sleeps, and the stand-in host.
+
+The markers (pytest.ini) sort the lanes: ``bash tests/run.sh --fast`` leaves out the
+browser, real-server, load and local-model tests.
+"""
 
 import pytest
 
-
-def _plugin_modules():
-    """The plugin's process-wide state, as the unit tests import it (``helpers.*``)."""
-    from helpers import breaker, cache, client, detect, stats
-
-    return breaker, cache, client, detect, stats
+from tests.host.harness import Host, host_root
 
 
 @pytest.fixture(autouse=True)
 def clean_plugin_state():
-    breaker, cache, client, detect, stats = _plugin_modules()
+    """Every process-wide cache of the plugin as the unit tests import it (``helpers.*``)
+    starts empty. A stand-in host imports its own copy (``usr.plugins.a0_reranker``),
+    fresh for each host."""
+    from helpers import reranker
+    from helpers.scoring import client
+
+    reranker.reset_state()
     client.set_backoff_scale(0.01)
-    for reset in (breaker.BREAKER.reset, cache.CACHE.clear, detect.forget, stats.STATS.reset):
-        reset()
     yield
     client.set_backoff_scale(1.0)
+
+
+@pytest.fixture
+def host(tmp_path) -> Host:
+    """A stand-in Agent Zero host with this plugin installed and activated (tests/host/)."""
+    h = host_root(tmp_path)
+    try:
+        yield h
+    finally:
+        h.close()

@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh clone with only Python >= 3.11:
 #   bash tests/run.sh            (extra arguments go to pytest)
+#   bash tests/run.sh --fast     the unit lane: no browser, real-server, load or local-model
+#                                tests (pytest.ini's markers), and nothing built for them
 # Builds .venv with the pinned test dependencies and .venv-infinity with the real Infinity
 # server, makes sure headless Chromium and the host's Alpine.js are there for the browser
 # test, then runs pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+fast=
+if [ "${1:-}" = --fast ]; then
+    fast=1
+    shift
+fi
 
 python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
@@ -18,7 +26,7 @@ fi
 # requirements change; a failed build is said here and fails those tests, never skips them
 # (A0RR_REAL_SERVERS=skip leaves the lane out on purpose).
 infinity_requirements=tests/real/requirements-infinity.txt
-if [ "${A0RR_REAL_SERVERS:-}" != skip ] && ! cmp -s "$infinity_requirements" .venv-infinity/requirements.built; then
+if [ -z "$fast" ] && [ "${A0RR_REAL_SERVERS:-}" != skip ] && ! cmp -s "$infinity_requirements" .venv-infinity/requirements.built; then
     echo "building .venv-infinity for the real-server tests (tests/real/)" >&2
     rm -rf .venv-infinity
     if "$python" -m venv .venv-infinity &&
@@ -27,6 +35,10 @@ if [ "${A0RR_REAL_SERVERS:-}" != skip ] && ! cmp -s "$infinity_requirements" .ve
     else
         echo "FAILED to build .venv-infinity: the tests in tests/real/ will fail" >&2
     fi
+fi
+
+if [ -n "$fast" ]; then
+    exec .venv/bin/python -m pytest -m "not browser and not real_server and not load and not local_model" "$@"
 fi
 
 if ! command -v chromium >/dev/null 2>&1; then

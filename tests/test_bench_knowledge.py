@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from bench.relevance_corpus import knowledge
-from tests.host.fixtures import host  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.browser]
 
 try:
     import playwright.sync_api as playwright_api

@@ -8,7 +8,9 @@ import threading
 
 import pytest
 
-from helpers import client, detect, reranker
+from helpers import reranker
+from helpers.scoring import score
+from helpers.scoring import client, probe_cache
 from helpers.settings import API_KEY_ENV, API_KEY_PLACEHOLDER
 from tests.servers import start
 from tests.servers.qwen3 import PREFIX
@@ -57,7 +59,7 @@ def test_auto_detects_every_server_and_ranks_right(kind, options, extra, route):
         assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
         if route:
             settings = reranker.load_settings(config)
-            assert detect.cached(settings).route.describe() == route
+            assert probe_cache.cached(settings).route.describe() == route
 
 
 def test_voyage_is_found_through_a_pasted_path():
@@ -114,10 +116,10 @@ def test_tei_batch_limit_is_learned_from_its_error_when_info_is_silent():
     with start("tei19", max_client_batch_size=8) as srv:
         config = {"rerank_endpoint": srv.url, "rerank_api": "rerank"}
         settings = reranker.load_settings(config)
-        asyncio.run(detect.probe(settings))
+        asyncio.run(probe_cache.probe(settings))
         # Pretend /info was unreachable: the first call sends everything and must split on 422.
-        detect._cache[detect.cache_key(settings)] = detect.cached(settings).__class__(
-            detect.cached(settings).route, "probability", 0.9, 0.1, batch_limit=None)
+        probe_cache._cache[probe_cache.cache_key(settings)] = probe_cache.cached(settings).__class__(
+            probe_cache.cached(settings).route, "probability", 0.9, 0.1, batch_limit=None)
         srv.clear()
         ranked = reranker.rerank(QUERY, docs, config=config)
         assert ranked[0][0] == 33 and sorted(i for i, _ in ranked) == list(range(40))
@@ -324,7 +326,7 @@ def test_the_key_never_appears_in_logs_reports_or_errors(caplog, monkeypatch):
         reranker.rerank(QUERY, DOCS, config=config)
         exc_texts = []
         try:
-            asyncio.run(reranker.score_documents(reranker.load_settings(config), QUERY, DOCS))
+            asyncio.run(score.score_documents(reranker.load_settings(config), QUERY, DOCS))
         except Exception as exc:  # the internal API raises typed errors; their text must be clean
             exc_texts.append(repr(exc) + str(exc))
         blob = str(report) + caplog.text + " ".join(exc_texts) + str(reranker.status()) + repr(reranker.load_settings(config))

@@ -21,7 +21,6 @@ import pytest
 import yaml
 
 from helpers.settings import LIMITS, SettingsError, coerce
-from tests.host.fixtures import host  # noqa: F401  (fixture)
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG_HTML = REPO / "webui" / "config.html"

@@ -5,7 +5,6 @@ wrapping, tool-call JSON or the canned greeting."""
 
 import json
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 
 GREETING_WORDS = ("Hello", "Agent Zero", "greet")
@@ -48,7 +47,7 @@ def test_the_hosts_history_is_mostly_wrapping(host):
 
 
 def test_turns_keep_what_was_said_and_drop_the_rest(host):
-    conversation = host.import_plugin("helpers.conversation")
+    conversation = host.import_plugin("helpers.recall.conversation")
     turns = conversation.turns(rendered_history(host, CHAT))
     assert [(t.role, t.text) for t in turns] == [
         ("user", "My restic backup to the NAS failed last night."),
@@ -58,13 +57,13 @@ def test_turns_keep_what_was_said_and_drop_the_rest(host):
 
 
 def test_a_first_turn_has_no_conversation_before_the_message(host):
-    conversation = host.import_plugin("helpers.conversation")
+    conversation = host.import_plugin("helpers.recall.conversation")
     assert conversation.turns(rendered_history(host, [])) == []
     assert conversation.recent_words(rendered_history(host, []), 600) == ""
 
 
 def test_a_window_cut_from_a_longer_chat_drops_the_half_record_it_starts_in(host):
-    conversation = host.import_plugin("helpers.conversation")
+    conversation = host.import_plugin("helpers.recall.conversation")
     full = rendered_history(host, CHAT)
     window = full[len(full) // 3:]  # what history[-10000:] does to a long chat
     assert not window.startswith(("user:", "ai:"))
@@ -74,7 +73,7 @@ def test_a_window_cut_from_a_longer_chat_drops_the_half_record_it_starts_in(host
 
 
 def test_summaries_warnings_and_plain_text(host):
-    conversation = host.import_plugin("helpers.conversation")
+    conversation = host.import_plugin("helpers.recall.conversation")
     history = "\n".join([
         'user: {"messages_summary": "Earlier the user set up restic on atlas."}',
         'user: {"system_warning": "You have misformatted your message."}',
@@ -93,7 +92,7 @@ def test_summaries_warnings_and_plain_text(host):
 
 
 def test_recent_words_are_the_newest_within_the_budget(host):
-    conversation = host.import_plugin("helpers.conversation")
+    conversation = host.import_plugin("helpers.recall.conversation")
     history = rendered_history(host, [("user", f"turn {i} about the garden and the backup schedule") for i in range(50)])
     tail = conversation.recent_words(history, 200)
     assert len(tail) <= 200
@@ -112,7 +111,7 @@ def test_the_reranker_reads_the_message_alone_on_a_first_turn(host):
     async def main():
         set_memory_config(host, memory_recall_similarity_threshold=0.0)
         agent, memory = await store(host)
-        host.import_plugin("helpers.recall").ensure_wrapped()
+        host.import_plugin("helpers.recall.wrapper").ensure_wrapped()
         host.toggle(True)
         with start("tei19") as srv:
             set_plugin(host, rerank_endpoint=srv.url)

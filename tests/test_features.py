@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 import pytest
 import yaml
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import relevance, start
 from tests.servers.scoring import sigmoid
 
@@ -68,10 +67,8 @@ def set_memory_config(host, n):
 
 
 def set_plugin(host, **config):
-    from usr.plugins.a0_reranker.helpers import recall
-
     host.set_config({"rerank_cache": False, "rerank_candidates": 20, **config})
-    recall.forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
 
 
 async def build(host, table):
@@ -89,7 +86,7 @@ async def build(host, table):
             del doc.metadata["timestamp"]
         elif age != "knowledge":
             doc.metadata["timestamp"] = (now - timedelta(days=age)).strftime(STAMP)
-    host.import_plugin("helpers.recall").ensure_wrapped()
+    host.import_plugin("helpers.recall.wrapper").ensure_wrapped()
     host.toggle(True)
     return agent, memory
 
@@ -97,7 +94,7 @@ async def build(host, table):
 async def recall_texts(host, agent, **config):
     """(the reranker's judgement of the memories as texts, the memories the agent got)."""
     set_plugin(host, **config)
-    pipeline = host.import_plugin("helpers.pipeline")
+    pipeline = host.import_plugin("helpers.recall.pipeline")
     judged, real = [], pipeline.combine
 
     def spy(search):
@@ -108,7 +105,7 @@ async def recall_texts(host, agent, **config):
     pipeline.combine = spy
     try:
         result = await host.recall(agent, QUESTION, "")
-        await host.import_plugin("helpers.shadow").drained()  # shadow mode measures afterwards
+        await host.import_plugin("helpers.recall.shadow").drained()  # shadow mode measures afterwards
     finally:
         pipeline.combine = real
     assert result["error"] is None
@@ -308,7 +305,7 @@ def test_undated_memories_and_knowledge_files_get_the_pools_mean_recency(host):
 def test_age_is_read_as_local_time(monkeypatch):
     """The host writes datetime.now() (local time); a memory saved a minute ago is a
     minute old in a time zone 14 hours from UTC too."""
-    from helpers.postprocess import age_days
+    from helpers.recall.policies import age_days
 
     class Doc:
         def __init__(self, stamp):
@@ -332,15 +329,15 @@ def test_age_is_read_as_local_time(monkeypatch):
 def test_mmr_uses_the_hosts_stored_vectors(host, monkeypatch):
     async def main():
         agent, memory = await build(host, DUPLICATES)
-        pool = host.import_plugin("helpers.pool")
-        original, used = pool.similarity_matrix, []
+        store_search = host.import_plugin("helpers.recall.store_search")
+        original, used = store_search.similarity_matrix, []
 
         def spy(memory_, docs):
             matrix = original(memory_, docs)
             used.append(matrix is not None)
             return matrix
 
-        monkeypatch.setattr(pool, "similarity_matrix", spy)
+        monkeypatch.setattr(store_search, "similarity_matrix", spy)
         with start("tei19", scorer=scorer_for(DUPLICATES)) as srv:
             texts, _ = await recall_texts(host, agent, rerank_endpoint=srv.url, rerank_mmr_lambda=0.5)
         assert used == [True]
@@ -356,8 +353,8 @@ def test_mmr_uses_the_hosts_stored_vectors(host, monkeypatch):
 def test_mmr_falls_back_to_word_overlap_without_vectors(host, monkeypatch):
     async def main():
         agent, memory = await build(host, DUPLICATES)
-        pool = host.import_plugin("helpers.pool")
-        monkeypatch.setattr(pool, "similarity_matrix", lambda memory_, docs: None)
+        store_search = host.import_plugin("helpers.recall.store_search")
+        monkeypatch.setattr(store_search, "similarity_matrix", lambda memory_, docs: None)
         with start("llamacpp", scorer=scorer_for(DUPLICATES)) as srv:
             texts, _ = await recall_texts(host, agent, rerank_endpoint=srv.url, rerank_mmr_lambda=0.6)
         assert texts == reference(DUPLICATES, "llamacpp", lam=0.6, similarity=jaccard)
@@ -395,13 +392,13 @@ def test_floor_recency_and_diversity_compose(host, kind):
     ("bm25", [0.0, 2.0, 4.0], [0.0, 0.5, 1.0]),
 ])
 def test_normalise_per_scale(scale, scores, expected):
-    from helpers.postprocess import normalise
+    from helpers.recall.policies import normalise
 
     assert normalise(scores, scale) == pytest.approx(expected)
 
 
 def test_mmr_with_lambda_one_is_relevance_order_and_with_identical_documents_spreads_them():
-    from helpers.postprocess import mmr
+    from helpers.recall.policies import mmr
 
     same = lambda i, j: 1.0 if {i, j} <= {0, 1} else 0.0  # noqa: E731
     assert mmr([0.9, 0.8, 0.5], 1.0, same) == [0, 1, 2]
@@ -411,8 +408,8 @@ def test_mmr_with_lambda_one_is_relevance_order_and_with_identical_documents_spr
 
 
 def test_relative_floor_ignores_a_probe_that_ranked_wrongly():
-    from helpers.verdicts import Verdict
-    from helpers.postprocess import relative_cut
+    from helpers.scoring.verdicts import Verdict
+    from helpers.recall.policies import relative_cut
     from helpers.settings import Settings
 
     settings = Settings.from_mapping({"rerank_relative_floor": 0.5})

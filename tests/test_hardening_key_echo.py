@@ -20,7 +20,6 @@ from urllib.parse import unquote, unquote_plus
 
 import pytest
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 from tests.servers.echo import ECHO_SHAPES
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store
@@ -91,12 +90,12 @@ def test_no_form_of_the_key_reaches_any_output(host, shape, caplog, capsys):
                       "rerank_timeout": 5, "rerank_cache": False}
         with caplog.at_level(logging.DEBUG):
             host.save_config({**connection, "rerank_api_key": KEY})
-            host.import_plugin("helpers.recall").forget_settings()
+            host.import_plugin("helpers.settings_cache").forget()
             tested = host.run(host.call_api("plugins/a0_reranker/test_connection",
                                             {"config": {**connection, "rerank_api_key": "************"}}))
             outputs["test connection"] = json.dumps(tested.get_json())
             result = host.run(host.recall(agent, QUESTION, HISTORY))
-            host.run(host.import_plugin("helpers.shadow").drained())
+            host.run(host.import_plugin("helpers.recall.shadow").drained())
             item = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading)
             outputs["recall line"] = json.dumps(dict(item.kvps)) + item.heading
             outputs["status api"] = json.dumps(host.run(host.call_api("plugins/a0_reranker/status", {})).get_json())

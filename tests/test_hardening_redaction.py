@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import privacy, reranker
+from helpers import reranker
+from helpers.scoring import privacy
 from tests import privacy_reference
 from tests.servers import start
 

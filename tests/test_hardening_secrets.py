@@ -12,7 +12,6 @@ import os
 import pytest
 from dotenv import dotenv_values
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 from tests.test_recall_integration import QUESTION, enabled_store
 
@@ -30,9 +29,9 @@ def restart(host):
     from helpers import dotenv
 
     dotenv.load_dotenv()
-    from usr.plugins.a0_reranker.helpers import recall
+    from usr.plugins.a0_reranker.helpers import settings_cache
 
-    recall.forget_settings()
+    settings_cache.forget()
 
 
 def authorizations(srv) -> list[str | None]:

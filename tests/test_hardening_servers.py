@@ -11,10 +11,11 @@ import socket
 
 import pytest
 
-from helpers import client, detect, privacy, reranker
+from helpers import reranker
+from helpers.scoring import client, privacy, score
 from helpers.errors import BreakerOpen, MalformedResponse, Refused, RerankError, ResponseTooLarge
 from helpers.settings import Settings
-from helpers.wire import RERANK, TEI, Route
+from helpers.scoring.wire import RERANK, TEI, Route
 from tests.servers import hostile, start
 
 QUERY = "how do I restart the grafana container"
@@ -136,9 +137,9 @@ def test_a_cancelled_trial_call_lets_the_next_caller_try():
         async def scenario():
             srv.set_faults(statuses=[500] * 20)
             with pytest.raises(RerankError):  # the probe fails: the breaker opens
-                await reranker.score_documents(settings, QUERY, DOCS)
+                await score.score_documents(settings, QUERY, DOCS)
             srv.set_faults(delay=5.0)
-            trial = asyncio.ensure_future(reranker.score_documents(settings, QUERY, DOCS))
+            trial = asyncio.ensure_future(score.score_documents(settings, QUERY, DOCS))
             while not srv.requests or srv.requests[-1].path == "/v1/rerank" and len(srv.requests) < 2:
                 await asyncio.sleep(0.01)
             await asyncio.sleep(0.05)
@@ -146,7 +147,7 @@ def test_a_cancelled_trial_call_lets_the_next_caller_try():
             with pytest.raises(asyncio.CancelledError):
                 await trial
             srv.recover()
-            return await reranker.score_documents(settings, QUERY, DOCS)
+            return await score.score_documents(settings, QUERY, DOCS)
 
         try:
             scored = asyncio.run(scenario())

@@ -11,7 +11,6 @@ import threading
 
 import pytest
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.test_recall_integration import QUESTION, enabled_store
 
 
@@ -19,10 +18,10 @@ def recall_with_log(host, agent, path: str) -> None:
     """One recall with ``path`` in config.json as written by hand (no save hook), the log's
     lines written before returning."""
     host.set_config({"rerank_shadow_log": path, "rerank_cache": False})
-    host.import_plugin("helpers.recall").forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
     result = host.run(host.recall(agent, QUESTION))
     assert result["error"] is None and result["memories"]
-    host.import_plugin("helpers.shadow_log").flush()
+    host.import_plugin("helpers.report.shadow_log").flush()
 
 
 @pytest.fixture
@@ -75,9 +74,9 @@ def test_a_path_inside_usr_is_saved_relative_to_the_agent_zero_folder_and_writte
     (host.root / "usr" / "logs").mkdir()
     for path in ("usr/logs/shadow.jsonl", str(host.root / "usr" / "absolute.jsonl")):
         host.save_config({"rerank_shadow_log": path})
-        host.import_plugin("helpers.recall").forget_settings()
+        host.import_plugin("helpers.settings_cache").forget()
         host.run(host.recall(agent, QUESTION))
-        host.import_plugin("helpers.shadow_log").flush()
+        host.import_plugin("helpers.report.shadow_log").flush()
     assert (host.root / "usr" / "logs" / "shadow.jsonl").read_text().count("\n") >= 1
     assert (host.root / "usr" / "absolute.jsonl").read_text().count("\n") >= 1
     assert not (tmp_path / "usr").exists()
@@ -104,9 +103,9 @@ def test_a_link_put_in_place_of_the_log_after_save_gets_no_line(host, outside, c
     log_file.symlink_to(outside / ".bashrc")
     before = (outside / ".bashrc").read_bytes()
     with caplog.at_level(logging.WARNING, logger="a0_reranker"):
-        host.import_plugin("helpers.recall").forget_settings()
+        host.import_plugin("helpers.settings_cache").forget()
         host.run(host.recall(agent, QUESTION))
-        host.import_plugin("helpers.shadow_log").flush()
+        host.import_plugin("helpers.report.shadow_log").flush()
     assert (outside / ".bashrc").read_bytes() == before
     assert any("symbolic link" in r.getMessage() for r in caplog.records)
 

@@ -8,7 +8,6 @@ import socket
 
 import pytest
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 
 SECRET = "sk-test-0123456789abcdef"

@@ -8,7 +8,6 @@ solutions_max_search documents of it."""
 import asyncio
 import re
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.test_recall_integration import QUESTION, SOLUTIONS, _spy_searches, set_memory_config, store
 
 LLM_QUERY = "grafana dashboard port on the atlas server"
@@ -36,7 +35,7 @@ def test_the_utility_models_query_is_the_host_query_and_the_message_is_searched_
         model = ScriptedModel()
         _, memory = await store(host)  # the agents share the default memory subdir
         agent = host.agent(utility_model=model)
-        host.import_plugin("helpers.recall").ensure_wrapped()
+        host.import_plugin("helpers.recall.wrapper").ensure_wrapped()
         host.toggle(True)
         host.set_config({})
         seen = _spy_searches(host, memory)
@@ -45,7 +44,7 @@ def test_the_utility_models_query_is_the_host_query_and_the_message_is_searched_
         assert len(model.calls) == 1  # the query prep; no post-filter
         assert set(seen) == {LLM_QUERY, QUESTION, f"{QUESTION}\n\nwe talked about the garden and recipes for a while\nyes, and the lisbon timezone"}
         assert len(seen) == 3  # each embedded once for both searches
-        stats = host.import_plugin("helpers.recall").STATS.snapshot()["totals"]
+        stats = host.import_plugin("helpers.recall.wrapper").STATS.snapshot()["totals"]
         assert stats.get("fused") == 1 and not stats.get("fallback")
 
     asyncio.run(main())
@@ -57,7 +56,7 @@ def test_the_post_filter_gets_the_plugins_pool_in_the_plugins_order(host):
                           memory_recall_solutions_max_result=8)
         agent, memory = await store(host)
         await host.insert(memory, SOLUTIONS, area="solutions")
-        host.import_plugin("helpers.recall").ensure_wrapped()
+        host.import_plugin("helpers.recall.wrapper").ensure_wrapped()
         host.toggle(True)
         host.set_config({})
         # The plugin's own order, all of it (max_result = max_search): what the filter must see.

@@ -2,7 +2,8 @@
 at the top, inside a function, or for type checking only — is an edge; a cycle fails with
 its path. (A cycle through a function-level import still ties two modules together: each
 needs the other to be read.) The layering rule holds too: no helpers module imports the
-host at import time."""
+host at import time, and the packages' direction: scoring/ never imports recall/ or report/,
+report/ never imports recall/ (recall uses both; the top-level modules sit below or above)."""
 
 import ast
 from pathlib import Path
@@ -87,18 +88,47 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
 
 def test_helpers_has_no_import_cycle():
     edges = graph()
-    assert len(edges) > 20 and "helpers.scorers.remote" in edges
+    assert len(edges) > 20 and "helpers.scoring.scorers.remote" in edges
     cycle = find_cycle(edges)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+# package -> the packages it must never import
+FORBIDDEN = {"helpers.scoring": ("helpers.recall", "helpers.report"), "helpers.report": ("helpers.recall",)}
+
+
+def in_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def wrong_way(edges: dict[str, set[str]]) -> list[str]:
+    """Every import against the packages' direction, as "importer -> imported"."""
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in edges.items()
+        for package, forbidden in FORBIDDEN.items() if in_package(module, package)
+        for target in targets if any(in_package(target, f) for f in forbidden)
+    )
+
+
+def test_scoring_and_report_never_import_the_packages_above_them():
+    assert wrong_way(graph()) == []
+
+
+def test_the_direction_checker_finds_an_import_the_wrong_way():
+    edges = {"helpers.scoring.client": {"helpers.recall.pipeline", "helpers.settings"},
+             "helpers.report.stats": {"helpers.scoring.cache"}, "helpers.recall.pipeline": {"helpers.report.stats"}}
+    assert wrong_way(edges) == ["helpers.scoring.client -> helpers.recall.pipeline"]
+    assert wrong_way({"helpers.report.shadow_log": {"helpers.recall"}}) == ["helpers.report.shadow_log -> helpers.recall"]
 
 
 def test_the_checker_finds_a_cycle_and_follows_function_level_imports():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     edges = graph()
-    # A lazy import inside a function counts: reranker.status() imports stats inside it.
-    assert "helpers.stats" in edges["helpers.reranker"]
-    assert "helpers.scorers" in edges["helpers.detect"] and "helpers.verdicts" in edges["helpers.scorers.remote"]
+    # A lazy import inside a function counts: process_state.reset_state() imports stats inside it.
+    assert "helpers.report.stats" in edges["helpers.process_state"]
+    assert "helpers.scoring.scorers" in edges["helpers.scoring.probe_cache"] and "helpers.scoring.verdicts" in edges["helpers.scoring.scorers.remote"]
 
 
 @pytest.mark.parametrize("path", sorted(HELPERS.rglob("*.py")), ids=lambda p: module_name(p))

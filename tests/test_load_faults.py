@@ -36,8 +36,9 @@ import pytest
 import yaml
 
 from bench.remote_server import remote
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
+
+pytestmark = pytest.mark.load
 
 # ---------------------------------------------------------------------------------------
 # The reranked callers, compiled under the host's function and file names.
@@ -171,21 +172,22 @@ class Rig:
         memory_module = importlib.import_module("plugins._memory.helpers.memory")
         if _AST_RACE:  # the host's modules are purged when the test ends: no need to restore
             memory_module.simple_eval = _serialised(memory_module.simple_eval)
-        self.recall = host.import_plugin("helpers.recall")
+        self.recall = host.import_plugin("helpers.recall.wrapper")
+        self.recall_settings = host.import_plugin("helpers.settings_cache")
         assert self.recall.ensure_wrapped()
         host.toggle(True)
         self.config = {"rerank_endpoint": srv.url, **plugin_config}
         host.set_config(self.config)
-        self.recall.forget_settings()
-        self.pool = host.import_plugin("helpers.pool")
+        self.recall_settings.forget()
+        self.store_search = host.import_plugin("helpers.recall.store_search")
         self.reranker = host.import_plugin("helpers.reranker")
-        self.client = host.import_plugin("helpers.client")
-        self.breaker = host.import_plugin("helpers.breaker").BREAKER
-        self.cache = host.import_plugin("helpers.cache").CACHE
+        self.client = host.import_plugin("helpers.scoring.client")
+        self.breaker = host.import_plugin("helpers.scoring.breaker").BREAKER
+        self.cache = host.import_plugin("helpers.scoring.cache").CACHE
         self.stats = self.recall.STATS
         self.client.set_backoff_scale(0.05)
         self.settings = host.import_plugin("helpers.settings").Settings.from_mapping(self.config)
-        self.breaker_key = self.reranker._breaker_key(self.settings)
+        self.breaker_key = host.import_plugin("helpers.scoring.score")._breaker_key(self.settings)
         self.agents = [host.agent() for _ in range(3)]
         self.memory = host.run(self._store())
         self.Memory = type(self.memory)
@@ -210,7 +212,7 @@ class Rig:
         orders: dict[Spec, dict[str, list[int]]] = {spec: {} for spec in specs}
         for name, config in (("fused", {**self.config, "rerank_endpoint": ""}), ("reranked", self.config)):
             self.host.set_config(config)
-            self.recall.forget_settings()
+            self.recall_settings.forget()
             for spec in specs:
                 orders[spec][name] = [id(d) for d in await spec.call(caller, self.memory)]
         for spec in specs:
@@ -361,7 +363,7 @@ def test_three_loops_through_faults_an_outage_and_recovery(host, summary):
             fallbacks_at_outage = rig.stats.snapshot()["unavailable_reasons"].get("BreakerOpen", 0)
 
             def breaker_opened() -> bool:
-                if rig.breaker.is_open(rig.breaker_key, rig.settings.breaker_failures):
+                if rig.breaker.snapshot().get(rig.breaker_key, {}).get("open_for_s", 0) > 0:
                     seen_open.set()
                 return seen_open.is_set() and opened_before() > opened_at_outage
 
@@ -411,7 +413,7 @@ def test_shadow_mode_under_faults_gives_the_hosts_own_result_every_time(host, su
     with start("tei19", max_client_batch_size=32) as srv:
         rig = Rig(host, srv, rerank_apply=False, rerank_timeout=1.0, rerank_retries=1, rerank_cache=False,
                   rerank_breaker_failures=3, rerank_breaker_cooldown=0.3)
-        shadow = host.import_plugin("helpers.shadow")
+        shadow = host.import_plugin("helpers.recall.shadow")
         specs = make_specs(30, seed=17)
         host.run(rig.prepare(specs))
         assert all(r == f == p for r, f, p in rig.expected.values())  # shadow: the host's own, whatever else
@@ -547,12 +549,12 @@ def test_memory_stays_bounded_over_2000_searches(host, summary):
             "cache entries": len(rig.cache),
             "stats window": len(rig.stats._calls),
             "fallback reasons": len(rig.stats._fallback_reasons) + len(rig.stats._unavailable_reasons),
-            "query vectors": len(host.import_plugin("helpers.query_vectors").MEMO),
-            "shared scans": len(rig.pool._scans),
+            "query vectors": len(host.import_plugin("helpers.recall.query_vectors").MEMO),
+            "shared scans": len(rig.store_search._scans),
             "learned batch limits": len(rig.client._learned_batch),
             "per-loop clients": live_clients,
-            "probe verdicts": len(host.import_plugin("helpers.detect")._cache),
-            "settings cache": len(rig.recall._settings_cache),
+            "probe verdicts": len(host.import_plugin("helpers.scoring.probe_cache")._cache),
+            "settings cache": rig.recall_settings.size(),
         }
 
     calls = warm["calls"] + measured["calls"] + short_lived["calls"]

@@ -16,7 +16,8 @@ import threading  # noqa: E402
 import pytest  # noqa: E402
 import yaml  # noqa: E402
 
-from tests.host.fixtures import host  # noqa: E402,F401
+pytestmark = pytest.mark.local_model
+
 
 PROBE_QUERY = "What is the capital of France?"
 PROBE_DOCS = (
@@ -91,7 +92,7 @@ def local_config(path, **more):
 @pytest.fixture
 def fresh_local():
     """The plugin's loaded models (as unit tests import it) dropped before and after."""
-    from helpers.scorers import local
+    from helpers.scoring.scorers import local
 
     local.forget()
     yield local
@@ -127,6 +128,7 @@ def _expected_ranking(path, query, documents):
 # --- through the public API -------------------------------------------------------------
 def test_rerank_scores_with_the_local_model_in_batches_loaded_once_off_the_loop(tiny_model, fresh_local, watched):
     from helpers import reranker
+    from helpers.scoring import sync
 
     config = local_config(tiny_model, rerank_local_batch_size=2)
     documents = MEMORIES[:5]
@@ -140,7 +142,7 @@ def test_rerank_scores_with_the_local_model_in_batches_loaded_once_off_the_loop(
     assert len(watched["threads"]) == 2  # the plugin's load, and _expected_ranking's
     load_thread = watched["threads"][0]
     assert load_thread.name == "a0_reranker-load"
-    assert load_thread is not reranker._loop_thread and load_thread is not threading.main_thread()
+    assert load_thread is not sync._loop_thread and load_thread is not threading.main_thread()
     model = watched["instances"][0]
     assert model.max_length == 64 and model._target_device.type == "cpu"
     # The probe's 3 documents and then the 5 in batches of 2.
@@ -267,13 +269,13 @@ def test_warm_up_at_start_then_recall_with_the_local_model(host, tiny_model, wat
         for thread in [t for t in threading.enumerate() if t.name == "a0_reranker-warm"]:
             thread.join(timeout=120)
         assert [t.name for t in watched["threads"]] == ["a0_reranker-load"]
-        detect, settings_mod = host.import_plugin("helpers.detect"), host.import_plugin("helpers.settings")
+        detect, settings_mod = host.import_plugin("helpers.scoring.probe_cache"), host.import_plugin("helpers.settings")
         assert detect.cached(settings_mod.Settings.from_mapping(local_config(tiny_model))) is not None
         result = await host.recall(agent, QUESTION, "")
         assert result["error"] is None
         assert result["memories"][0].page_content == ANSWER
         assert len(watched["threads"]) == 1  # warmed once, used as it was
-        stats = host.import_plugin("helpers.recall").STATS.snapshot()["totals"]
+        stats = host.import_plugin("helpers.recall.wrapper").STATS.snapshot()["totals"]
         assert stats.get("reranked") == 1 and not stats.get("fallback")
 
     host.run(main())
@@ -282,16 +284,16 @@ def test_warm_up_at_start_then_recall_with_the_local_model(host, tiny_model, wat
 def test_recall_without_sentence_transformers_gets_the_no_server_order(host, tiny_model, monkeypatch):
     async def main():
         agent, memory = await _store(host)
-        recall = host.import_plugin("helpers.recall")
+        recall = host.import_plugin("helpers.recall.wrapper")
         recall.ensure_wrapped()
         host.toggle(True)
         host.set_config({})  # no reranker: the built-in fusion
-        recall.forget_settings()
+        host.import_plugin("helpers.settings_cache").forget()
         expected = await host.recall(agent, QUESTION, "")
         recall.STATS.reset()
         monkeypatch.setitem(sys.modules, "sentence_transformers", None)
         host.set_config(local_config(tiny_model))
-        recall.forget_settings()
+        host.import_plugin("helpers.settings_cache").forget()
         got = await host.recall(agent, QUESTION, "")
         assert got["error"] is None
         assert [id(d) for d in got["memories"]] == [id(d) for d in expected["memories"]]

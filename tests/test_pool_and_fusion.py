@@ -17,7 +17,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.test_recall_integration import FILLER, memory_texts
 
 AREAS = ["main", "fragments", "solutions"]
@@ -86,11 +85,12 @@ def _queries(rng, n):
 def test_the_pool_is_what_a_brute_force_read_finds_and_the_host_result_is_the_hosts(host, monkeypatch, path):
     async def main():
         memory = await _store(host)
-        pool = host.import_plugin("helpers.pool")
+        store_search = host.import_plugin("helpers.recall.store_search")
+        texts = host.import_plugin("helpers.recall.texts")
         if path == "nearest neighbours":
-            monkeypatch.setattr(pool, "_inner_product_floor", lambda *a: None)
+            monkeypatch.setattr(store_search, "_inner_product_floor", lambda *a: None)
         elif path.endswith("prefix of 7"):  # most rows need more than the prefix: read past it
-            monkeypatch.setattr(pool, "_SCAN_PREFIX", 7)
+            monkeypatch.setattr(store_search, "_SCAN_PREFIX", 7)
         original = type(memory).search_similarity_threshold  # not wrapped in this test
         rng = random.Random(3)
         checked = 0
@@ -99,8 +99,8 @@ def test_the_pool_is_what_a_brute_force_read_finds_and_the_host_result_is_the_ho
                 floor, threshold, limit = rng.choice([0.0, 0.55, 0.6]), rng.choice([0.0, 0.6, 0.7]), rng.choice([3, 8, 12])
                 # each role's list as deep as asked: the message deeper than the host's query
                 depths = {"host": rng.choice([5, 10, 20]), "message": rng.choice([5, 20, 40])}
-                searches = pool.Searches(host=text, message=text.split(" on ")[0])
-                found = await pool.search(memory, searches, depths, min(floor, threshold), limit, threshold, filter_)
+                searches = texts.Searches(host=text, message=text.split(" on ")[0])
+                found = await store_search.search(memory, searches, depths, min(floor, threshold), limit, threshold, filter_)
                 for role, query in searches.texts().items():
                     want = _brute_force(memory, query, depths[role], min(floor, threshold), filter_)
                     assert [id(d) for d, _ in found.lists[role]] == [id(d) for d in want], (role, query, filter_)
@@ -115,17 +115,18 @@ def test_the_pool_is_what_a_brute_force_read_finds_and_the_host_result_is_the_ho
 def test_both_searches_of_a_recall_share_one_scan_of_the_index(host):
     async def main():
         memory = await _store(host)
-        pool = host.import_plugin("helpers.pool")
+        store_search = host.import_plugin("helpers.recall.store_search")
+        texts = host.import_plugin("helpers.recall.texts")
         scans = []
         index = memory.db.index
         real = index.range_search
         index.range_search = lambda queries, radius: scans.append(len(queries)) or real(queries, radius)
-        searches = pool.Searches(host="the host's long query about grafana", message="grafana", followup="grafana\n\nand docker")
-        await pool.search(memory, searches, EVERY_20, 0.55, 12, 0.7, FILTERS[1])
-        await pool.search(memory, searches, EVERY_20, 0.55, 8, 0.7, FILTERS[2])
+        searches = texts.Searches(host="the host's long query about grafana", message="grafana", followup="grafana\n\nand docker")
+        await store_search.search(memory, searches, EVERY_20, 0.55, 12, 0.7, FILTERS[1])
+        await store_search.search(memory, searches, EVERY_20, 0.55, 8, 0.7, FILTERS[2])
         assert scans == [3]  # three texts, one call, for both searches
         await host.insert(memory, ["a new memory about grafana"], area="main")  # the store changed
-        await pool.search(memory, searches, EVERY_20, 0.55, 8, 0.7, FILTERS[2])
+        await store_search.search(memory, searches, EVERY_20, 0.55, 8, 0.7, FILTERS[2])
         assert scans == [3, 3]
 
     asyncio.run(main())
@@ -134,11 +135,12 @@ def test_both_searches_of_a_recall_share_one_scan_of_the_index(host):
 def test_a_search_with_nothing_above_the_floor_and_an_empty_store(host):
     async def main():
         memory = await _store(host, n=30)
-        pool = host.import_plugin("helpers.pool")
-        found = await pool.search(memory, pool.Searches(host="zzzz qqqq"), EVERY_20, 0.99, 5, 0.99, FILTERS[1])
+        store_search = host.import_plugin("helpers.recall.store_search")
+        texts = host.import_plugin("helpers.recall.texts")
+        found = await store_search.search(memory, texts.Searches(host="zzzz qqqq"), EVERY_20, 0.99, 5, 0.99, FILTERS[1])
         assert found.lists == {"host": []} and found.host_result == []
         empty = await host.memory(host.agent(), subdir="empty")
-        found = await pool.search(empty, pool.Searches(host="grafana", message="grafana port"), EVERY_20, 0.0, 5, 0.0, "")
+        found = await store_search.search(empty, texts.Searches(host="grafana", message="grafana port"), EVERY_20, 0.0, 5, 0.0, "")
         assert found.lists == {"message": [], "host": []} and found.host_result == []
 
     asyncio.run(main())
@@ -146,7 +148,7 @@ def test_a_search_with_nothing_above_the_floor_and_an_empty_store(host):
 
 # --- fusion ------------------------------------------------------------------------------
 def test_rrf_by_its_formula():
-    from helpers.fusion import fuse
+    from helpers.recall.fusion import fuse
 
     fused = fuse([["a", "b", "c"], ["c", "a"], ["d"]], key=lambda x: x, k=60)
     scores = dict(fused)
@@ -165,7 +167,7 @@ orders = st.lists(st.integers(0, 30), unique=True, max_size=25)
 def test_the_first_slots_hold_the_best_of_both_lists(fused, reranked, slots):
     """Whatever the reranker says, its first ⌈slots/2⌉ and fusion's first ⌊slots/2⌋ are
     in the first ``slots`` places; nothing is lost or repeated."""
-    from helpers.fusion import combine
+    from helpers.recall.fusion import combine
 
     out = combine(fused, reranked, key=lambda x: x)
     assert sorted(out) == sorted(set(fused) | set(reranked))
@@ -176,7 +178,7 @@ def test_the_first_slots_hold_the_best_of_both_lists(fused, reranked, slots):
 
 
 def test_combine_by_the_better_of_two_ranks():
-    from helpers.fusion import combine
+    from helpers.recall.fusion import combine
 
     # a: fused 0, reranked 3 -> 0; x: reranked 0, fused 2 -> 0; at best rank 0 the one whose
     # other rank is better (x: 2) goes first; then b (1, 1), ...
@@ -187,7 +189,7 @@ def test_combine_by_the_better_of_two_ranks():
 
 
 def test_keep_first_moves_the_hosts_first_into_the_last_slot_only_when_it_is_below():
-    from helpers.fusion import keep_first
+    from helpers.recall.fusion import keep_first
 
     key = lambda v: v  # noqa: E731
     assert keep_first(list("abcdefg"), "f", 3, key) == list("abfcdeg")

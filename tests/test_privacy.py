@@ -12,7 +12,6 @@ import httpx
 import pytest
 import yaml
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 
 PUBLIC = "https://api.example.com"
@@ -53,7 +52,7 @@ def _forget_lookups():
     """Remembered lookups: in the plugin as unit tests import it (helpers.privacy) and as
     the host imports it (usr.plugins.a0_reranker.helpers.privacy)."""
     for name, module in list(sys.modules.items()):
-        if name == "helpers.privacy" or name.endswith("a0_reranker.helpers.privacy"):
+        if name == "helpers.scoring.privacy" or name.endswith("a0_reranker.helpers.privacy"):
             forget = getattr(module, "forget", None)
             if forget is not None:
                 forget()
@@ -93,7 +92,7 @@ KEPT = [
 
 @pytest.mark.parametrize("text, expected", MASKED)
 def test_redact_masks_secrets(text, expected):
-    from helpers.privacy import redact
+    from helpers.scoring.privacy import redact
 
     assert redact(text) == expected
     assert redact(expected) == expected  # stable
@@ -101,7 +100,7 @@ def test_redact_masks_secrets(text, expected):
 
 @pytest.mark.parametrize("text", KEPT)
 def test_redact_leaves_ordinary_prose_alone(text):
-    from helpers.privacy import redact
+    from helpers.scoring.privacy import redact
 
     assert redact(text) == text
 
@@ -122,7 +121,7 @@ def test_redact_leaves_ordinary_prose_alone(text):
     (PUBLIC, False),
 ])
 def test_private_only_allows_loopback_and_private_networks(network, endpoint, allowed):
-    from helpers.privacy import refusal
+    from helpers.scoring.privacy import refusal
     from helpers.settings import Settings
 
     settings = Settings.from_mapping({"rerank_private_only": True, "rerank_endpoint": endpoint})
@@ -132,7 +131,7 @@ def test_private_only_allows_loopback_and_private_networks(network, endpoint, al
 
 
 def test_a_name_resolving_to_a_private_address_is_allowed(network, monkeypatch):
-    from helpers.privacy import refusal
+    from helpers.scoring.privacy import refusal
     from helpers.settings import Settings
 
     monkeypatch.setattr(socket, "getaddrinfo", lambda host, port, *a, **k: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.168.1.5", 0))])
@@ -158,7 +157,7 @@ def test_a_refused_recall_gets_the_no_server_order_and_sends_nothing(host, netwo
         agent, memory = await _store(host, ["grafana on atlas listens on port 3000", "the garden needs water"])
         _set_plugin(host, rerank_endpoint="")
         expected = await host.recall(agent, "which port does grafana use", "")
-        recall = host.import_plugin("helpers.recall")
+        recall = host.import_plugin("helpers.recall.wrapper")
         recall.STATS.reset()
         _set_plugin(host, rerank_endpoint=PUBLIC, rerank_private_only=True)
         got = await host.recall(agent, "which port does grafana use", "")
@@ -228,14 +227,14 @@ async def _store(host, texts):
     agent = host.agent()
     memory = await host.memory(agent)
     await host.insert(memory, texts)
-    host.import_plugin("helpers.recall").ensure_wrapped()
+    host.import_plugin("helpers.recall.wrapper").ensure_wrapped()
     host.toggle(True)
     return agent, memory
 
 
 def _set_plugin(host, **config):
     host.set_config({"rerank_cache": False, "rerank_timeout": 2, "rerank_retries": 0, **config})
-    host.import_plugin("helpers.recall").forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
 
 
 async def _unwrapped(host, agent, message):

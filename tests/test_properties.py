@@ -9,12 +9,12 @@ import re
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from helpers.errors import MalformedResponse, ServerError
-from helpers.lexical import bm25_scores
-from helpers.pool import remembering_comparator
-from helpers.privacy import redact
+from helpers.scoring.bm25 import bm25_scores
+from helpers.recall.store_search import remembering_comparator
+from helpers.scoring.privacy import redact
 from helpers.settings import LIMITS, Settings, SettingsError
-from helpers.wire import MIXEDBREAD, RERANK, SCORE, TEI, VOYAGE
-from helpers.wire._parse import decode_json
+from helpers.scoring.wire import MIXEDBREAD, RERANK, SCORE, TEI, VOYAGE
+from helpers.scoring.wire._parse import decode_json
 
 DIALECTS = (RERANK, VOYAGE, MIXEDBREAD, SCORE, TEI)
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,6 +1,6 @@
 """The Qwen3 judge prompt, pinned character for character (rerank-protocols.md 8.1, 8.3)."""
 
-from helpers import qwen3
+from helpers.scoring import qwen3
 from helpers.settings import Settings
 
 PREFIX = (

@@ -3,7 +3,6 @@ host's recall run out of its own time; the two searches of a recall share one bu
 
 import asyncio
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, ids, no_server_recall, set_plugin
 
@@ -14,7 +13,7 @@ def shrink_time(host, monkeypatch, budget_s: float, host_timeout_s: float):
     """The same race at a smaller scale: the plugin's budget and the host's own 30 s."""
     import importlib
 
-    budget = host.import_plugin("helpers.recall_budget")
+    budget = host.import_plugin("helpers.recall.budget")
     monkeypatch.setattr(budget, "RECALL_BUDGET_S", budget_s)
     monkeypatch.setattr(importlib.import_module(RECALL_MODULE), "SEARCH_TIMEOUT", host_timeout_s)
     return budget
@@ -29,7 +28,7 @@ def test_a_hung_reranker_at_the_largest_timeout_still_leaves_the_recall_its_memo
         with start("tei19") as srv:
             srv.set_faults(delay=60.0)  # accepts, never answers in time
             set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=120, rerank_retries=0)
-            recall = host.import_plugin("helpers.recall")
+            recall = host.import_plugin("helpers.recall.wrapper")
             recall.STATS.reset()
             got = await host.recall(agent, QUESTION, HISTORY)
         # Before one deadline per recall, the host cancelled the recall (TimeoutError) and
@@ -51,7 +50,7 @@ def test_the_second_search_gets_what_the_first_left_and_does_not_ask_when_nothin
         with start("tei19") as srv:
             srv.set_faults(delay=60.0)
             set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=120, rerank_retries=0, rerank_breaker_failures=100)
-            recall = host.import_plugin("helpers.recall")
+            recall = host.import_plugin("helpers.recall.wrapper")
             recall.STATS.reset()
             got = await host.recall(agent, QUESTION, HISTORY)
             rerank_posts = [r for r in srv.requests if r.method == "POST" and r.path == "/rerank"]

@@ -8,7 +8,6 @@ import socket
 import pytest
 import yaml
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import relevance, start
 
 FILLER = [
@@ -32,10 +31,8 @@ def set_memory_config(host, **overrides):
 
 
 def set_plugin(host, **config):
-    from usr.plugins.a0_reranker.helpers import recall
-
     host.set_config({"rerank_cache": False, **config})
-    recall.forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
 
 
 def free_port() -> int:
@@ -56,7 +53,7 @@ def ids(docs):
 
 
 def wrapped_module(host):
-    recall = host.import_plugin("helpers.recall")
+    recall = host.import_plugin("helpers.recall.wrapper")
     assert recall.ensure_wrapped()
     return recall
 
@@ -229,7 +226,7 @@ def test_a_failing_reranker_leaves_exactly_the_no_server_order(live, case, fault
         expected = await no_server_recall(host, agent, QUESTION, HISTORY)
         host_only = await unwrapped_recall(host, agent, QUESTION, HISTORY)
         assert ids(expected["memories"]) != ids(host_only["memories"])  # fusion did something here
-        recall = host.import_plugin("helpers.recall")
+        recall = host.import_plugin("helpers.recall.wrapper")
         recall.STATS.reset()
         if case == "server down":
             set_plugin(host, rerank_endpoint=f"http://127.0.0.1:{free_port()}", rerank_timeout=1.0, rerank_retries=0)
@@ -249,7 +246,7 @@ def test_a_failure_of_the_plugins_own_steps_returns_exactly_the_hosts_result(liv
 
     async def main():
         expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
-        recall = host.import_plugin("helpers.recall")
+        recall = host.import_plugin("helpers.recall.wrapper")
         recall.STATS.reset()
         if case == "disabled":
             host.toggle(False)
@@ -258,10 +255,10 @@ def test_a_failure_of_the_plugins_own_steps_returns_exactly_the_hosts_result(liv
         elif case == "bad setting":
             set_plugin(host, rerank_endpoint=srv.url, rerank_candidates="many")
         elif case == "broken store":
-            pool = host.import_plugin("helpers.pool")
-            monkeypatch.setattr(pool, "_search_rows", lambda *a: (_ for _ in ()).throw(MemoryError("faiss")))
+            store_search = host.import_plugin("helpers.recall.store_search")
+            monkeypatch.setattr(store_search, "_search_rows", lambda *a: (_ for _ in ()).throw(MemoryError("faiss")))
         else:
-            vectors = host.import_plugin("helpers.query_vectors")
+            vectors = host.import_plugin("helpers.recall.query_vectors")
             vectors.MEMO.clear()
 
             async def broken(db, texts):
@@ -286,8 +283,8 @@ def test_shadow_mode_returns_the_hosts_order_and_records_the_impact(live):
         set_plugin(host, rerank_endpoint=srv.url, rerank_apply=False)
         got = await host.recall(agent, QUESTION, HISTORY)
         assert ids(got["memories"]) == ids(expected["memories"])
-        await host.import_plugin("helpers.shadow").drained()  # measured after the recall returned
-        stats = host.import_plugin("helpers.recall").STATS.snapshot()
+        await host.import_plugin("helpers.recall.shadow").drained()  # measured after the recall returned
+        stats = host.import_plugin("helpers.recall.wrapper").STATS.snapshot()
         assert stats["totals"]["shadow"] == 2
         shadow = stats["shadow"]
         assert shadow["searches"] == 2 and 0 <= shadow["mean_overlap_at_k"] <= 1
@@ -302,12 +299,12 @@ def test_shadow_mode_without_a_server_measures_the_fusion(live):
     async def main():
         expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
         fused = await no_server_recall(host, agent, QUESTION, HISTORY)
-        recall = host.import_plugin("helpers.recall")
+        recall = host.import_plugin("helpers.recall.wrapper")
         recall.STATS.reset()
         set_plugin(host, rerank_endpoint="", rerank_apply=False)
         got = await host.recall(agent, QUESTION, HISTORY)
         assert ids(got["memories"]) == ids(expected["memories"]) != ids(fused["memories"])
-        await host.import_plugin("helpers.shadow").drained()
+        await host.import_plugin("helpers.recall.shadow").drained()
         stats = recall.STATS.snapshot()
         assert stats["totals"] == {"shadow": 2} and stats["shadow"]["searches"] == 2
         status = host.import_plugin("helpers.status_report")
@@ -409,7 +406,7 @@ def test_cancellation_propagates_out_of_the_wrapper(live):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        stats = host.import_plugin("helpers.recall").STATS.snapshot()["totals"]
+        stats = host.import_plugin("helpers.recall.wrapper").STATS.snapshot()["totals"]
         assert not stats.get("fallback")  # cancelled, not swallowed into a fallback
 
     asyncio.run(main())
@@ -418,7 +415,7 @@ def test_cancellation_propagates_out_of_the_wrapper(live):
 def _spy_searches(host, memory):
     """Record every query text embedded for a search of the store (the host's or the
     plugin's), in order, with the plugin's short-lived vector memo emptied first."""
-    host.import_plugin("helpers.query_vectors").MEMO.clear()
+    host.import_plugin("helpers.recall.query_vectors").MEMO.clear()
     seen = []
     embedder = memory.db.embedding_function
     original = embedder.aembed_query
@@ -469,7 +466,7 @@ def test_memory_load_searches_only_its_own_query(live):
 # --- shadow mode off the recall path -------------------------------------------------------
 def test_shadow_mode_returns_the_hosts_result_while_the_reranker_is_still_working(live):
     host, agent, memory, srv = live
-    shadow = host.import_plugin("helpers.shadow")
+    shadow = host.import_plugin("helpers.recall.shadow")
 
     async def main():
         expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
@@ -479,7 +476,7 @@ def test_shadow_mode_returns_the_hosts_result_while_the_reranker_is_still_workin
         got = await host.recall(agent, QUESTION, HISTORY)
         # Back with the host's own answer, the measurement still under way in the background.
         assert ids(got["memories"]) == ids(expected["memories"]) and shadow.running() >= 1
-        stats = host.import_plugin("helpers.recall").STATS
+        stats = host.import_plugin("helpers.recall.wrapper").STATS
         assert not stats.snapshot()["totals"].get("shadow")
         await shadow.drained()
         assert stats.snapshot()["totals"]["shadow"] == 2
@@ -490,14 +487,14 @@ def test_shadow_mode_returns_the_hosts_result_while_the_reranker_is_still_workin
 
 def test_shadow_measurements_are_bounded_and_the_skips_counted(live):
     host, agent, memory, srv = live
-    shadow = host.import_plugin("helpers.shadow")
+    shadow = host.import_plugin("helpers.recall.shadow")
 
     async def main():
         set_plugin(host, rerank_endpoint=srv.url, rerank_apply=False, rerank_timeout=5.0)
         await host.recall(agent, QUESTION, HISTORY)  # the probe, once
         await shadow.drained()
         srv.set_faults(delay=0.3)
-        recall = host.import_plugin("helpers.recall")
+        recall = host.import_plugin("helpers.recall.wrapper")
         recall.STATS.reset()
         peak = 0
         for i in range(4):  # recalls coming faster than their measurements finish
@@ -515,8 +512,8 @@ def test_shadow_measurements_are_bounded_and_the_skips_counted(live):
 @pytest.mark.parametrize("how", ["disabled", "uninstalled"])
 def test_no_shadow_measurement_after_the_plugin_is_switched_off(live, how):
     host, agent, memory, srv = live
-    shadow = host.import_plugin("helpers.shadow")
-    recall = host.import_plugin("helpers.recall")
+    shadow = host.import_plugin("helpers.recall.shadow")
+    recall = host.import_plugin("helpers.recall.wrapper")
 
     async def main():
         set_plugin(host, rerank_endpoint=srv.url, rerank_apply=False, rerank_timeout=5.0)
@@ -526,7 +523,7 @@ def test_no_shadow_measurement_after_the_plugin_is_switched_off(live, how):
         assert shadow.running() >= 1
         if how == "disabled":
             host.toggle(False)
-            recall.forget_settings()
+            host.import_plugin("helpers.settings_cache").forget()
         else:
             host.call_hook("uninstall")
         await shadow.drained()

@@ -7,7 +7,6 @@ import re
 
 import pytest
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 from tests.test_recall_integration import FILLER, HISTORY, QUESTION, enabled_store, free_port, set_plugin, unwrapped_recall
 
@@ -30,7 +29,7 @@ def chat(host):
 async def recall_step(host, agent):
     """One recall; the log item the chat shows for it, once the plugin is done with it."""
     result = await host.recall(agent, QUESTION, HISTORY)
-    await host.import_plugin("helpers.shadow").drained()
+    await host.import_plugin("helpers.recall.shadow").drained()
     item = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading)
     return result, item
 
@@ -143,7 +142,7 @@ def test_shadow_mode_says_what_applying_would_have_changed(chat):
 def test_a_missing_or_odd_log_item_is_skipped(chat, monkeypatch):
     host, agent, memory = chat
     set_plugin(host)
-    recall_line = host.import_plugin("helpers.recall_line")
+    recall_line = host.import_plugin("helpers.recall.recall_line")
 
     class Broken:
         def update(self, **kwargs):
@@ -162,7 +161,7 @@ def test_a_missing_or_odd_log_item_is_skipped(chat, monkeypatch):
     monkeypatch.setattr(logs, "log", log)
     result = host.run(host.recall(agent, QUESTION, HISTORY))
     assert result["error"] is None and result["memories"]
-    stats = host.import_plugin("helpers.recall").STATS.snapshot()["totals"]
+    stats = host.import_plugin("helpers.recall.wrapper").STATS.snapshot()["totals"]
     assert stats.get("fused") == 2 and not stats.get("fallback")
 
 
@@ -187,6 +186,6 @@ def test_the_line_never_holds_a_servers_own_words(chat):
         srv.set_faults(statuses=[422] * 20)
         result, item = host.run(recall_step(host, agent))
     line = item.kvps["reranker"]
-    status = host.import_plugin("helpers.recall").STATS.snapshot()["last_error"]["reason"]
+    status = host.import_plugin("helpers.recall.wrapper").STATS.snapshot()["last_error"]["reason"]
     assert "HTTP 422" in status and len(status) > len("reranker unavailable: ServerError: HTTP 422")
     assert "the server answered HTTP 422" in line and "{" not in line and status.split("HTTP 422", 1)[1].strip(": ")[:20] not in line

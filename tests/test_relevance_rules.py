@@ -9,7 +9,6 @@ import hashlib
 
 import yaml
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import relevance, start
 
 GRAFANA = "grafana on atlas listens on port 3000 behind the caddy proxy"
@@ -43,9 +42,8 @@ def set_memory_config(host, **overrides):
 
 
 def set_plugin(host, **config):
-    recall = host.import_plugin("helpers.recall")
     host.set_config({"rerank_cache": False, "rerank_fusion_threshold": 0.5, "rerank_pool_threshold": 0.5, **config})
-    recall.forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
 
 
 async def store_with_knowledge(host, agent=None, filler=()):
@@ -53,7 +51,7 @@ async def store_with_knowledge(host, agent=None, filler=()):
     memory = await host.memory(agent)
     await host.insert(memory, USER_MEMORIES + list(filler), area="main")
     await host.insert(memory, KNOWLEDGE, area="main", knowledge_source=True, source_file="about.md")
-    recall = host.import_plugin("helpers.recall")
+    recall = host.import_plugin("helpers.recall.wrapper")
     assert recall.ensure_wrapped()
     host.toggle(True)
     return agent, memory

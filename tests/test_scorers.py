@@ -7,13 +7,13 @@ import inspect
 
 import pytest
 
-from helpers import detect, reranker, scorers
-from helpers.breaker import BREAKER
-from helpers.cache import CACHE
+from helpers import reranker, settings_cache
+from helpers.scoring import score
+from helpers.scoring import probe_cache, scorers
 from helpers.errors import BreakerOpen, Refused, RerankError, TransportError
-from helpers.scorers.base import Scorer
+from helpers.scoring.scorers.base import Scorer
 from helpers.settings import Settings
-from helpers.verdicts import PROBE_DOCS, PROBE_QUERY, Verdict
+from helpers.scoring.verdicts import PROBE_DOCS, PROBE_QUERY, Verdict
 
 DECLARATIONS = ("sends_text", "may_go_down", "caches_scores", "needs_warm_up")
 METHODS = ("verdict_key", "probe", "score", "warm")
@@ -73,13 +73,7 @@ def registered(monkeypatch):
         monkeypatch.setitem(scorers.BY_API, "lexical", scorer)  # a name the settings accept
         return scorer
 
-    detect.forget()
-    BREAKER.reset()
-    CACHE.clear()
-    yield register
-    detect.forget()
-    BREAKER.reset()
-    CACHE.clear()
+    return register  # every cache starts empty: the autouse reset in conftest.py
 
 
 def settings(**more):
@@ -87,7 +81,7 @@ def settings(**more):
 
 
 def run(s, query="grafana port", docs=("grafana listens on port 3000", "the garden")):
-    return asyncio.run(reranker.score_documents(s, query, list(docs)))
+    return asyncio.run(score.score_documents(s, query, list(docs)))
 
 
 def test_a_scorer_that_sends_text_away_meets_the_privacy_guard(registered, monkeypatch):
@@ -105,7 +99,7 @@ def test_a_scorer_that_caches_is_asked_once_and_one_that_does_not_every_time(reg
     plain = registered(Counting())
     run(s), run(s)
     assert plain.calls == 3  # probe + 2
-    detect.forget()
+    probe_cache.forget()
     cached = registered(Counting(caches_scores=True))
     run(s), run(s)
     assert cached.calls == 2  # probe + 1: the second call came from the cache
@@ -119,15 +113,15 @@ def test_a_scorer_that_may_go_down_gets_a_breaker_and_loses_its_verdict_on_failu
     for _ in range(4):
         with pytest.raises(TransportError):  # from its verdict, kept: no probe again
             run(s)
-    assert detect.cached(s) is not None  # a failure says nothing about it: keep the verdict
-    detect.forget()
+    assert probe_cache.cached(s) is not None  # a failure says nothing about it: keep the verdict
+    probe_cache.forget()
     flaky = registered(Counting(may_go_down=True))
     run(s)
     flaky.fail = True
     for _ in range(2):
         with pytest.raises(RerankError):  # the first from the call, the second from the probe again
             run(s)
-    assert detect.cached(s) is None  # dropped: the next call probes again
+    assert probe_cache.cached(s) is None  # dropped: the next call probes again
     calls = flaky.calls
     with pytest.raises(BreakerOpen):
         run(s)
@@ -136,8 +130,8 @@ def test_a_scorer_that_may_go_down_gets_a_breaker_and_loses_its_verdict_on_failu
 
 def test_warm_up_at_start_only_for_a_scorer_that_needs_it(registered, monkeypatch):
     warmed = []
-    monkeypatch.setattr(detect, "warm_in_background", lambda s: warmed.append(s.api))
-    monkeypatch.setattr(reranker, "configured_mapping", lambda agent=None: {"rerank_api": "lexical"})
+    monkeypatch.setattr(probe_cache, "warm_in_background", lambda s: warmed.append(s.api))
+    monkeypatch.setattr(settings_cache, "configured_mapping", lambda agent=None: {"rerank_api": "lexical"})
     registered(Counting())
     reranker.warm_up()
     assert warmed == []

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from helpers.server_errors import MESSAGE_CHARS, read
+from helpers.scoring.server_errors import MESSAGE_CHARS, read
 from helpers.settings import Settings, SettingsError
 
 SECRET_MEMORY = "the user's bank PIN is 0000"

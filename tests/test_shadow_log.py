@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.servers import start
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -32,14 +31,14 @@ async def _recall_with_log(host, log_path, **config):
     agent = host.agent()
     memory = await host.memory(agent)
     await host.insert(memory, MEMORIES)
-    recall = host.import_plugin("helpers.recall")
+    recall = host.import_plugin("helpers.recall.wrapper")
     recall.ensure_wrapped()
     host.toggle(True)
     host.set_config({"rerank_cache": False, "rerank_shadow_log": str(log_path), **config})
-    recall.forget_settings()
+    host.import_plugin("helpers.settings_cache").forget()
     result = await host.recall(agent, MESSAGE, [])  # a new chat: the greeting, then the message
-    await host.import_plugin("helpers.shadow").drained()  # shadow mode measures afterwards
-    host.import_plugin("helpers.shadow_log").flush()
+    await host.import_plugin("helpers.recall.shadow").drained()  # shadow mode measures afterwards
+    host.import_plugin("helpers.report.shadow_log").flush()
     return memory, result
 
 
@@ -57,7 +56,7 @@ def test_a_recall_writes_ids_orders_and_scores_but_no_text_and_no_key(host, appl
         stored = {d.metadata["id"]: d for d in memory.db.docstore._dict.values()}
         returned = [d.metadata["id"] for d in result["memories"]]
         assert line["caller"] == "recall" and line["applied"] is apply
-        assert set(line["candidates"]) == set(stored)
+        assert set(line["fused"]) <= set(line["pool"]) == set(stored)  # the fused hits, then the deeper ones
         assert set(line["scores"]) == set(stored) and all(0 <= s <= 1 for s in line["scores"].values())
         # The reranker's own order is its scores'; the order returned combines it with fusion.
         assert sorted(line["reranker_order"], key=lambda i: -line["scores"][i]) == line["reranker_order"]
@@ -142,11 +141,11 @@ def test_report_on_a_missing_or_empty_log_says_so(tmp_path):
 def test_the_logged_query_is_masked_before_it_is_cut():
     from types import SimpleNamespace
 
-    from helpers import shadow_log
+    from helpers.recall import pipeline
 
     secret = "sk-proj-abcdef1234567890XYZ"
     query = "x" * 290 + " " + secret  # the key straddles the 300-character cut
-    search = SimpleNamespace(fused=[], docs=[], judged=[], scored=None, unavailable="", limit=5,
+    search = SimpleNamespace(fused=[], pool=[], docs=[], judged=[], scored=None, unavailable="", limit=5,
                              found=SimpleNamespace(host_result=[]), rerank_query=query)
-    line = shadow_log.entry("recall", search, None, 1.0, True)
+    line = pipeline.log_line("recall", search, None, 1.0, True)
     assert "sk-proj" not in line["query"] and "abcdef" not in line["query"]

@@ -23,7 +23,6 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from helpers import envfile, lifecycle
 from helpers.settings import API_KEY_ENV
-from tests.host.fixtures import host  # noqa: F401
 from tests.host.harness import MOUNT_EXCLUDE, REPO_ROOT, host_root
 
 KEY = API_KEY_ENV
@@ -228,7 +227,7 @@ def _plugin_threads() -> list[threading.Thread]:
 
 def test_uninstall_stops_the_sync_bridge_and_the_shadow_log_writer(host):
     reranker = host.import_plugin("helpers.reranker")
-    shadow_log = host.import_plugin("helpers.shadow_log")
+    shadow_log = host.import_plugin("helpers.report.shadow_log")
     assert reranker.rerank("grafana port", ["grafana listens on 3000", "tea"], config=LEXICAL)[0][0] == 0
     log_path = host.root / "usr" / "shadow.jsonl"  # the only place the log may be written
     shadow_log.record(str(log_path), {"n": 1})
@@ -248,11 +247,11 @@ def test_uninstall_stops_the_sync_bridge_and_the_shadow_log_writer(host):
 def test_uninstall_stops_threads_an_older_copy_of_the_modules_started(host):
     """The host purges usr.plugins on plugin changes; a fresh copy of the modules does not
     know the old copy's threads, and uninstall must stop them anyway."""
-    old = host.import_plugin("helpers.reranker")
+    old = host.import_plugin("helpers.scoring.sync")
     old.rerank("q", ["a", "b"], config=LEXICAL)
     old_thread = old._loop_thread
     host.purge("usr.plugins")
-    assert host.import_plugin("helpers.reranker") is not old
+    assert host.import_plugin("helpers.scoring.sync") is not old
     host.call_hook("uninstall")
     assert not old_thread.is_alive()
 
@@ -269,7 +268,7 @@ def test_a_sync_call_waiting_while_uninstall_stops_the_loop_gets_its_default(hos
         return "finished"
 
     results = []
-    caller = threading.Thread(target=lambda: results.append(reranker._run_sync(slow, 30, "default")))
+    caller = threading.Thread(target=lambda: results.append(host.import_plugin("helpers.scoring.sync")._run_sync(slow, 30, "default")))
     caller.start()
     assert started.wait(10)
     host.call_hook("uninstall")

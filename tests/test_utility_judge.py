@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from tests.host.fixtures import host  # noqa: F401
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin
 
 MEMORY_LINE = re.compile(r"^(\d+): (.*)$", re.MULTILINE)
@@ -97,7 +96,7 @@ def contents(result):
 def judged(host, agent, model, **config):
     use_utility_model(agent, model)
     set_plugin(host, rerank_api="utility", **config)
-    stats = host.import_plugin("helpers.stats").STATS
+    stats = host.import_plugin("helpers.report.stats").STATS
     stats.reset()
     result = recall(host, agent)
     assert result["error"] is None
@@ -203,10 +202,11 @@ def test_a_judge_that_fails_leaves_exactly_the_fused_order(chat, case):
 
 def test_with_no_agent_to_ask_the_judge_is_unavailable_and_the_public_api_keeps_the_callers_order(host):
     reranker = host.import_plugin("helpers.reranker")
+    score = host.import_plugin("helpers.scoring.score")
     errors = host.import_plugin("helpers.errors")
     settings = reranker.load_settings({"rerank_api": "utility"})
     with pytest.raises(errors.RerankError) as raised:
-        host.run(reranker.score_documents(settings, "q", ["a", "b"]))
+        host.run(score.score_documents(settings, "q", ["a", "b"]))
     assert "no agent to ask" in str(raised.value)
     assert host.run(reranker.arerank("q", ["a", "b"], config={"rerank_api": "utility"})) is None
 
@@ -249,5 +249,5 @@ def test_the_breaker_counts_the_judges_failures_by_utility_model(chat):
     asked = len(judge.calls)
     recall(host, agent)
     assert len(judge.calls) == asked  # skipped while open: not asked again
-    breaker = host.import_plugin("helpers.breaker").BREAKER.snapshot()
+    breaker = host.import_plugin("helpers.scoring.breaker").BREAKER.snapshot()
     assert any(name.endswith("|utility") and state["open_for_s"] for name, state in breaker.items()), breaker

@@ -12,7 +12,6 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must not fetch its cost map
 pytest.importorskip("litellm")
 
-from tests.host.fixtures import host  # noqa: E402,F401
 from tests.servers.openai_chat import ChatServer  # noqa: E402
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin  # noqa: E402
 from tests.test_utility_judge import is_probe, probe_answer, shown_memories  # noqa: E402
@@ -68,7 +67,7 @@ def test_a_real_litellm_call_judges_a_recall(host, stream):
         model_settings(host, server.api_base)
         agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, litellm_utility_model(server.api_base, stream=stream))
         set_plugin(host, rerank_api="utility")
-        stats = host.import_plugin("helpers.stats").STATS
+        stats = host.import_plugin("helpers.report.stats").STATS
         stats.reset()
         result = host.run(host.recall(agent, QUESTION, HISTORY))
         sent = list(server.requests)
@@ -81,7 +80,7 @@ def test_a_real_litellm_call_judges_a_recall(host, stream):
     deepest = shown_memories(judged[0]["messages"][1]["content"])[-1][1]
     assert deepest in [d.page_content for d in result["memories"]][:2]
     # the verdict and the breaker are kept under the utility model's name from the host's model settings
-    assert any("openai/judge-model" in key for key in host.import_plugin("helpers.detect")._cache)
+    assert any("openai/judge-model" in key for key in host.import_plugin("helpers.scoring.probe_cache")._cache)
     line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
     assert line.startswith("judged by Agent Zero's utility model — memories: "), line
     assert "judged in " in line
@@ -166,13 +165,13 @@ READ = [
 
 @pytest.mark.parametrize("answer,shown,listed", READ)
 def test_the_reader_takes_the_first_array_of_numbers_in_the_answer(host, answer, shown, listed):
-    judge = host.import_plugin("helpers.judge")
+    judge = host.import_plugin("helpers.scoring.judge")
     assert judge.read_answer(answer, shown) == listed
 
 
 @pytest.mark.parametrize("answer", ["I can't help with that.", "", "{\"useful\": [1]}x", "[7, 8]", None, ["1"]])
 def test_the_reader_refuses_an_answer_without_usable_numbers(host, answer):
-    judge = host.import_plugin("helpers.judge")
+    judge = host.import_plugin("helpers.scoring.judge")
     errors = host.import_plugin("helpers.errors")
     if answer == "{\"useful\": [1]}x":  # a list inside an object still reads: the first array
         assert judge.read_answer(answer, 3) == [1]
@@ -182,12 +181,12 @@ def test_the_reader_refuses_an_answer_without_usable_numbers(host, answer):
 
 
 def test_listed_memories_score_above_every_unlisted_one_in_their_order(host):
-    judge = host.import_plugin("helpers.judge")
+    judge = host.import_plugin("helpers.scoring.judge")
     scores = judge.scores([2, 0], 4)
     assert scores[2] > scores[0] > scores[1] == scores[3]
 
 
 def test_a_judges_few_picks_stand_out_of_a_large_pool_and_a_list_of_everything_does_not(host):
-    judge, fusion = host.import_plugin("helpers.judge"), host.import_plugin("helpers.fusion")
+    judge, fusion = host.import_plugin("helpers.scoring.judge"), host.import_plugin("helpers.recall.fusion")
     assert fusion.standing_out(judge.scores([7, 3, 11], 40), "probability") == [i in (7, 3, 11) for i in range(40)]
     assert not any(fusion.standing_out(judge.scores(list(range(30)), 40), "probability"))

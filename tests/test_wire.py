@@ -6,8 +6,8 @@ import math
 import pytest
 
 from helpers.errors import MalformedResponse, ServerError
-from helpers.wire import MIXEDBREAD, RERANK, SCORE, TEI, VOYAGE, candidate_routes, split_endpoint
-from helpers.wire._parse import decode_json
+from helpers.scoring.wire import MIXEDBREAD, RERANK, SCORE, TEI, VOYAGE, candidate_routes, split_endpoint
+from helpers.scoring.wire._parse import decode_json
 
 
 def test_bodies_use_each_servers_field_names():

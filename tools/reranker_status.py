@@ -7,12 +7,13 @@ class RerankerStatus(Tool):
 
     async def execute(self, probe=False, **kwargs):
         try:
-            from usr.plugins.a0_reranker.helpers import calling_agent, reranker, status_report
+            from usr.plugins.a0_reranker.helpers import reranker, settings_cache, status_report
+            from usr.plugins.a0_reranker.helpers.scoring import calling_agent
 
             report = None
             if str(probe).strip().lower() in ("true", "1", "yes", "on"):
                 with calling_agent.asking(self.agent):  # rerank_api utility: this agent's utility model is probed
-                    report = await reranker.aprobe(reranker.configured_mapping(self.agent))
+                    report = await reranker.aprobe(settings_cache.configured_mapping(self.agent))
             status = status_report.collect(self.agent)  # after the probe: it reports what the probe found
             text = status_report.summary_text(status, report)
         except Exception as exc:  # the tool must answer, whatever is broken

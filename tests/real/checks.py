@@ -16,8 +16,9 @@ from typing import Callable, Sequence
 
 import pytest
 
-from helpers import client, connection_test, reranker, status_report, verdicts
-from helpers.wire import split_endpoint
+from helpers import connection_test, reranker, status_report
+from helpers.scoring import client, verdicts
+from helpers.scoring.wire import split_endpoint
 from tests.real.train_tiny_reranker import QUESTIONS, memories
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "tiny-reranker"
 sys.path.insert(0, str(ROOT))
 
-from helpers.verdicts import IRRELEVANT, NEAR_MISS, PROBE_QUERY, RELEVANT  # noqa: E402
+from helpers.scoring.verdicts import IRRELEVANT, NEAR_MISS, PROBE_QUERY, RELEVANT  # noqa: E402
 
 SEED = 0
 MAX_TOKENS = 512  # what the tokenizer truncates a (query, document) pair to, like a real BERT

@@ -7,8 +7,8 @@ class A0RerankerEnsureWrapped(Extension):
 
     async def execute(self, **kwargs):
         try:
-            from usr.plugins.a0_reranker.helpers import recall
+            from usr.plugins.a0_reranker.helpers.recall import wrapper
 
-            recall.ensure_wrapped()
+            wrapper.ensure_wrapped()
         except Exception:
             pass

@@ -7,9 +7,10 @@ class A0RerankerWrapAtStart(Extension):
 
     def execute(self, **kwargs):
         try:
-            from usr.plugins.a0_reranker.helpers import recall, reranker
+            from usr.plugins.a0_reranker.helpers import reranker
+            from usr.plugins.a0_reranker.helpers.recall import wrapper
 
-            recall.ensure_wrapped()
+            wrapper.ensure_wrapped()
             reranker.warm_up()
         except Exception:
             pass

@@ -1,0 +1,35 @@
+"""One testing switch for everything the plugin keeps across calls in this process.
+
+Tests (an autouse fixture in tests/conftest.py), the bench and uninstall call
+``reset_state()`` instead of clearing each cache by hand, so a cache added later is
+cleared everywhere by adding it here once.
+"""
+
+from __future__ import annotations
+
+
+def reset_state() -> None:
+    """Forget every process-wide cache and counter: settings, probe verdicts, scores, the
+    breaker, stats, store scans, query vectors, privacy lookups, learned batch limits,
+    recall budgets and the recall line's parts. Loaded local models are dropped too.
+    Never stops threads or background work (that is uninstall's job: lifecycle)."""
+    from .scoring import breaker, cache, client, privacy, probe_cache
+    from .recall import budget, query_vectors, recall_line, store_search
+    from . import settings_cache
+    from .report import stats
+    from .scoring.scorers import local, utility
+
+    settings_cache.forget()
+    probe_cache.forget()
+    cache.CACHE.clear()
+    breaker.BREAKER.reset()
+    stats.STATS.reset()
+    store_search.forget_scans()
+    query_vectors.MEMO.clear()
+    privacy.forget()
+    client.forget_learned_batches()
+    budget.reset()
+    with recall_line._lock:  # the recall line's module is worded elsewhere: cleared from here
+        recall_line._parts.clear()
+    local.forget()
+    utility.UTILITY.forget()

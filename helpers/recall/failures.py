@@ -1,0 +1,36 @@
+"""A failure, said once: the reason the stats and the log keep (the exception's kind and
+message) and the words the chat line shows (recall_line.py's vocabulary), from one call.
+
+Two failures: the reranker was not used (the fused order stands), and the plugin's own
+steps failed (the host's own result stands)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import RerankError
+from ..settings import Settings, SettingsError
+from . import recall_line
+
+
+@dataclass(frozen=True)
+class Failure:
+    reason: str  # for the stats and the log
+    words: str  # for the chat
+
+
+def reranker_unavailable(exc: BaseException, settings: Settings) -> Failure:
+    return Failure(reason(exc), recall_line.unavailable_words(exc, settings))
+
+
+def plugin_failed(exc: BaseException) -> Failure:
+    return Failure(reason(exc), recall_line.fallback_words(exc))
+
+
+def reason(exc: BaseException) -> str:
+    if isinstance(exc, SettingsError):
+        return f"bad setting: {exc}"
+    if isinstance(exc, TimeoutError):
+        return "timeout: no answer within rerank_timeout or the recall's deadline"
+    kind = type(exc).__name__
+    return f"{kind}: {exc}" if isinstance(exc, RerankError) else f"unexpected {kind}: {str(exc)[:200]}"

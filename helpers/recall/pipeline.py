@@ -1,0 +1,321 @@
+"""One recall search, as stages over one value, in the order the data flows.
+
+    plan     what to search with (texts.py): the host's query, the message, message + last turns
+    gather   the host's store searched with each text (store_search.py), one batched FAISS call
+    fuse     the searches' ranked lists fused by rank (fusion.py); the pool the reranker
+             reads reaches further down the same lists than the fused order does
+    score    the reranker judges the pool, when one is configured (scoring/score.py)
+    policies the relevance floor, recency and diversity, when turned on (policies.py)
+    combine  the reranker's order merged with the fused one; the host's own first kept
+    record   counters, the shadow log, and in shadow mode what applying would change
+
+Each stage reads and extends a ``Search``. Only ``score`` talks to a server, and it never
+raises: a reranker that fails, times out or is switched off leaves the fused order, which
+is exactly what the plugin returns with no reranker at all. Every other stage is local
+work; if one of them fails, the wrapper (wrapper.py) returns the host's own result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import mode
+from ..errors import DeadlineExceeded
+from ..report import changes, shadow_log
+from ..report.stats import CallRecord, STATS
+from ..scoring.client import Deadline
+from ..scoring.privacy import redact
+from ..scoring.score import Scored, score_documents
+from ..settings import Settings
+from . import budget, failures, fusion, policies, recall_line, store_search, texts
+
+log = logging.getLogger("a0_reranker")
+
+# The reranker's own deadline (rerank_timeout) runs out first: its DeadlineExceeded counts
+# toward the breaker, and this outer guard only catches a call stuck past it.
+TIMEOUT_GRACE_S = 0.25
+DEFAULT_SLOTS = 5  # the host's memory_recall_memories_max_result default
+
+
+@dataclass
+class Call:
+    """Who is searching: which prompt-feeding caller, for which agent, about what."""
+
+    kind: str  # recall | memory_load
+    agent: Any
+    log_item: Any = None  # the recall step the chat shows (recall only)
+    message: str | None = None  # the user's own words (recall only), read from the caller
+    history: str | None = None  # the history the host searched with, before the message
+    prompt_slots: dict[str, int] = field(default_factory=dict)  # memories / solutions -> how many reach the prompt
+    query_prepared: bool = False  # the host's query was written by its utility model (memory_recall_query_prep)
+    # The recall's one deadline (budget.py), shared by its two searches.
+    deadline: Deadline = field(default_factory=lambda: Deadline.after(budget.RECALL_BUDGET_S))
+    post_filter: bool = False  # the host's memory_recall_post_filter is on: its utility model judges too
+
+
+@dataclass
+class Search:
+    """What one search knows, filled in stage by stage."""
+
+    call: Call
+    settings: Settings
+    query: str
+    limit: int
+    threshold: float
+    filter: str
+    searches: texts.Searches | None = None
+    found: store_search.Found | None = None
+    fused_floor: float = 0.0  # the similarity a memory needs for a place in the fused order
+    message_floor: float = 0.0  # the same, for the user's message's own list
+    fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_floor
+    fused_scores: list = field(default_factory=list)
+    pool: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
+    rerank_query: str = ""
+    scored: Scored | None = None  # the reranker's scores for ``pool``, when it answered
+    unavailable: str = ""  # why the reranker was not used, when one is configured
+    unavailable_words: str = ""  # the same in plain words, for the chat
+    # The pool in the reranker's order after the policies (floor, recency, diversity);
+    # without the reranker's scores, the fused order after the policies.
+    judged: list = field(default_factory=list)
+    docs: list = field(default_factory=list)  # the answer, best first, at most ``limit``
+    dropped_by_floor: int = 0
+    notes: list = field(default_factory=list)
+
+    @property
+    def area(self) -> str:
+        return area_of(self.filter)
+
+    @property
+    def slots(self) -> int:
+        """How many of the results reach the prompt: the host cuts the memories and the
+        solutions searches to its own max_result settings; memory_load shows them all."""
+        if self.call.kind != "recall":
+            return self.limit
+        return min(self.limit, self.call.prompt_slots.get(self.area, DEFAULT_SLOTS))
+
+    @property
+    def host_first(self) -> Any | None:
+        host = self.found.host_result if self.found else []
+        return host[0] if host else None
+
+
+def area_of(search_filter: str) -> str:
+    """Which of the recall's two searches a filter is: the host filters "solutions" apart."""
+    return "solutions" if "solutions" in (search_filter or "") else "memories"
+
+
+async def run(memory: Any, search: Search) -> Search:
+    """Every stage in order. Raises only from the local stages (the wrapper falls back)."""
+    plan(search)
+    await gather(memory, search)
+    fuse(search)
+    if search.pool:
+        await score(search)
+        apply_policies(memory, search)
+        combine(search)
+    return search
+
+
+def plan(search: Search) -> None:
+    call, settings = search.call, search.settings
+    message = call.message if call.kind == "recall" and call.message else ""
+    search.searches = texts.Searches(
+        host=search.query,
+        message=message if settings.search_message else "",
+        followup=texts.followup_text(message, call.history or "", settings.followup_chars) if message and settings.search_followup else "",
+    )
+    search.rerank_query = texts.reranker_query(call.message, call.history, search.query, settings.max_query_chars)
+
+
+def _floor(setting: float, threshold: float) -> float:
+    """A similarity floor setting against the caller's threshold: 0 means the caller's own;
+    otherwise the lower of the two (the plugin widens the host's search, never narrows it)."""
+    return min(threshold, setting) if setting > 0 else threshold
+
+
+# How deep each search's list reaches for a reranker's pool, in rerank_candidates: the user's
+# message is the precise text (its top 40 held an answer for 0.97 of the tuning questions,
+# the three lists at 20 each for 0.96); the host's query, mostly wrapping, adds least.
+POOL_DEPTH = {texts.MESSAGE: 2.0, texts.FOLLOWUP: 1.0, texts.HOST: 0.5}
+
+
+def fused_roles(search: Search) -> tuple[str, ...]:
+    """The searches whose lists make the fused order. The host's own query is the user's
+    message plus up to 10,000 characters of history, of which its embedder reads the start:
+    the greeting in a new chat, tool JSON later. Measured (bench/relevance.py), its list in
+    the fusion cost recall on every class and brought Agent Zero's knowledge files into the
+    prompt; so it only takes part when it is all there is (no message known: memory_load),
+    or when the utility model wrote it (memory_recall_query_prep)."""
+    roles = tuple(r for r in (texts.MESSAGE, texts.FOLLOWUP) if r in search.found.lists)
+    if not roles or search.call.query_prepared:
+        roles += (texts.HOST,)
+    return roles
+
+
+async def gather(memory: Any, search: Search) -> None:
+    settings = search.settings
+    search.fused_floor = _floor(settings.fusion_threshold, search.threshold)
+    search.message_floor = _floor(settings.message_threshold, search.threshold)
+    fused = min(search.fused_floor, search.message_floor)
+    # A reranker reads further down the lists than fusion trusts them; without one, the
+    # memories below the fused order's floors would be found only to be left out.
+    floor = min(fused, _floor(settings.pool_threshold, search.threshold)) if settings.has_reranker else fused
+    # Each search brings its own list, so an extra search never crowds another one's out;
+    # the fused order reads rerank_candidates of each, a reranker's pool further.
+    depth = max(search.limit, settings.candidates)
+    depths = {role: max(search.limit, round(settings.candidates * share)) if settings.has_reranker else depth
+              for role, share in POOL_DEPTH.items()}
+    search.found = await store_search.search(memory, search.searches, depths, floor, search.limit, search.threshold, search.filter)
+
+
+def fuse(search: Search) -> None:
+    """The fused order: reciprocal-rank fusion of the lists of fused_roles, each above its
+    floor. The user's message, a short precise text, keeps memories down to a lower
+    similarity (rerank_message_threshold) than the follow-up search, whose weak matches are
+    echoes of the conversation (rerank_fusion_threshold): measured, bench/relevance.py."""
+    depth = max(search.limit, search.settings.candidates)
+    fused_lists, seen = [], set()
+    for role in fused_roles(search):
+        hits = search.found.lists[role]
+        floor = search.message_floor if role == texts.MESSAGE else search.fused_floor
+        if id(hits) not in seen:  # roles that share a text share one list: count it once
+            seen.add(id(hits))
+            fused_lists.append([d for d, x in hits[:depth] if x >= floor])
+    fused = fusion.fuse(fused_lists, store_search.doc_key)
+    search.fused = [doc for doc, _ in fused]
+    search.fused_scores = [s for _, s in fused]
+    in_fused = {store_search.doc_key(d) for d in search.fused}
+    every_list = list({id(hits): hits for hits in search.found.lists.values()}.values())
+    below = fusion.fuse([[d for d, _ in hits] for hits in every_list], store_search.doc_key)
+    search.pool = search.fused + [doc for doc, _ in below if store_search.doc_key(doc) not in in_fused]
+
+
+async def score(search: Search) -> None:
+    """The reranker's scores for the pool, or why there are none. Never raises, except
+    cancellation: every failure leaves the fused order standing. The call gets its own
+    timeout or what is left of the recall's deadline, whichever is shorter."""
+    settings = search.settings
+    if not settings.has_reranker:
+        return
+    deadline = budget.call_deadline(search.call.deadline, settings.timeout)
+    try:
+        if deadline.remaining() < budget.MIN_CALL_S:
+            raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
+        async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
+            search.scored = await score_documents(settings, search.rerank_query, [d.page_content for d in search.pool], deadline)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        failure = failures.reranker_unavailable(exc, settings)
+        search.unavailable, search.unavailable_words = failure.reason, failure.words
+        log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable)
+
+
+def apply_policies(memory: Any, search: Search) -> None:
+    """The floor, recency and diversity on the reranker's order, or on the fused one."""
+    similarities = lambda docs: store_search.similarity_matrix(memory, docs)  # noqa: E731
+    if search.scored is not None:
+        outcome = policies.order(search.settings, search.pool, search.scored.scores, search.scored.scale,
+                                    search.scored.verdict, similarities=similarities)
+    else:
+        outcome = policies.order(search.settings, search.fused, search.fused_scores, "fused", None,
+                                    similarities=similarities, floors=False)
+    search.judged, search.dropped_by_floor = outcome.docs, outcome.dropped_by_floor
+    search.notes += outcome.notes
+
+
+def combine(search: Search) -> None:
+    """The prompt's order. With a reranker's scores: its picks that stand out from the pool
+    (fusion.standing_out) take the better of their two places against the fused order, so
+    a weak reranker's noise cannot push out what the searches found; the rest follow in
+    its order. Then the host's own first memory is kept within the prompt's slots, and
+    Agent Zero's knowledge files go after the user's own memories."""
+    docs = search.judged
+    if search.scored is not None and docs:
+        kept = {store_search.doc_key(d) for d in docs}  # what the floor kept holds for both
+        score_of = {store_search.doc_key(d): s for d, s in zip(search.pool, search.scored.scores)}
+        flags = fusion.standing_out([score_of[store_search.doc_key(d)] for d in docs], search.scored.scale)
+        confident = [d for d, out in zip(docs, flags) if out]
+        merged = fusion.combine([d for d in search.fused if store_search.doc_key(d) in kept], confident, store_search.doc_key)
+        placed = {store_search.doc_key(d) for d in merged}
+        docs = merged + [d for d in docs if store_search.doc_key(d) not in placed]
+    about_agent_zero = texts.names_agent_zero(search.call.message or "")
+    first = search.host_first
+    if first is not None and docs and (about_agent_zero or not store_search.is_knowledge(first)):
+        docs = fusion.keep_first(docs, first, search.slots, store_search.doc_key)
+    if not about_agent_zero:
+        # Agent Zero's knowledge chunks after the user's own memories: the greeting and tool
+        # JSON that fill a recall's query are their words, and a message about Docker or
+        # memory shares them; a question that names Agent Zero keeps them where they rank.
+        docs = [d for d in docs if not store_search.is_knowledge(d)] + [d for d in docs if store_search.is_knowledge(d)]
+    search.docs = docs[: search.limit]
+
+
+def record(search: Search, host_result: list | None, latency: float) -> None:
+    """Counters for the status views, the shadow log line when one is configured, and in
+    shadow mode what applying would have changed. ``host_result``: what the agent got in
+    shadow mode (the host's own), else None."""
+    settings, call = search.settings, search.call
+    notes = "; ".join(search.notes)
+    pool_size = len(search.pool)
+    if settings.shadow_log and search.pool:  # a search that found nothing has nothing to judge
+        shadow_log.record(settings.shadow_log, log_line(call.kind, search, host_result, latency, settings.apply))
+    if not settings.apply:
+        impact = changes.versus_host(store_search.doc_keys(host_result or []), store_search.doc_keys(search.docs), search.slots).impact()
+        STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result or []), latency,
+                                impact=impact, unavailable=search.unavailable))
+        explain(search, host_result)
+        return
+    if not pool_size:
+        outcome = "empty"  # nothing matched: nothing to order
+    elif search.scored is not None:
+        outcome = "reranked"
+    else:
+        outcome = "fused"
+    STATS.record(CallRecord(outcome, notes, call.kind, pool_size, len(search.docs), latency, unavailable=search.unavailable))
+    explain(search, None)
+
+
+def log_line(caller: str, search: Search, host_result: list | None, latency_ms: float, applied: bool) -> dict[str, Any]:
+    """The shadow log's line for one search, applied or measured in shadow mode: ids, orders
+    and scores, the query masked; never memory text."""
+    ids = lambda docs: [str(key) for key in store_search.doc_keys(docs)]  # noqa: E731
+    host = host_result if host_result is not None else search.found.host_result
+    scores = search.scored.scores if search.scored is not None else []
+    return {
+        "at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "caller": caller,
+        "applied": applied,
+        "limit": search.limit,
+        # Masked before it is cut, so a cut never leaves half a secret unrecognised.
+        "query": redact(search.rerank_query)[:shadow_log.QUERY_CHARS],
+        "fused": ids(search.fused),  # the fused order; the pool below adds the deeper hits
+        "pool": ids(search.pool),  # what the reranker was asked to judge
+        "host_order": ids(host),
+        "reranked_order": ids(search.docs),  # what the plugin returns (or would)
+        "reranker_order": ids(search.judged) if search.scored is not None else [],
+        "scores": dict(zip(ids(search.pool), (round(s, 6) for s in scores))),
+        "reranker_unavailable": search.unavailable,
+        "latency_ms": latency_ms,
+    }
+
+
+def explain(search: Search, host_result: list | None) -> None:
+    """The recall's line in the chat (recall_line.py): the mode, what this search changed."""
+    settings = search.settings
+    verdict = search.scored.verdict if search.scored is not None else None
+    if search.scored is not None:
+        head = mode.chat_words(settings, verdict.route if verdict else None)
+    elif search.unavailable:
+        head = f"{mode.CHAT[mode.FUSION]}; the reranker was not used: {search.unavailable_words}"
+    else:
+        head = mode.chat_words(settings)
+    if not settings.apply:
+        head = f"shadow mode, not applied: {head}"
+    part = recall_line.search_words(search, settings.apply, host_result)
+    head, part = recall_line.with_judge_words(search, head, part)
+    recall_line.show(search.call.log_item, search.area, part, head)

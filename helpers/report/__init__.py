@@ -1,0 +1,1 @@
+"""Report: what the plugin did, in counters, words and the shadow log."""

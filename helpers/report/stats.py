@@ -1,0 +1,110 @@
+"""What the plugin did, for the status view, the status tool and the shadow-mode verdict.
+
+Rolling and bounded: the last calls are kept in a fixed-size window, so memory does not
+grow however long Agent Zero runs. Thread-safe: searches run on several event loops.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+WINDOW = 200
+
+
+@dataclass
+class CallRecord:
+    # reranked: the reranker's order combined with the fused one | fused: the fused order
+    # (no reranker configured, or it was unavailable) | shadow: measured, the host's order
+    # returned | fallback: the plugin's own steps failed, the host's order returned |
+    # empty: nothing matched
+    outcome: str
+    reason: str = ""
+    caller: str = ""
+    pool: int = 0
+    returned: int = 0
+    latency_ms: float = 0.0
+    at: float = field(default_factory=time.time)
+    impact: dict[str, Any] | None = None  # shadow mode: what reranking would have changed
+    unavailable: str = ""  # why a configured reranker was not used (its order left out)
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The value at ``q`` (0..1) of ``values``, rounded to 0.1; None when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+class Stats:
+    def __init__(self, window: int = WINDOW):
+        self._lock = threading.Lock()
+        self._calls: deque[CallRecord] = deque(maxlen=window)
+        self._totals: Counter[str] = Counter()
+        self._fallback_reasons: Counter[str] = Counter()
+        self._unavailable_reasons: Counter[str] = Counter()
+        self._last_error: dict[str, Any] | None = None
+
+    def record(self, record: CallRecord) -> None:
+        with self._lock:
+            self._calls.append(record)
+            self._totals[record.outcome] += 1
+            if record.outcome == "fallback":
+                self._count(self._fallback_reasons, record.reason)
+                self._last_error = {"at": record.at, "reason": record.reason[:300]}
+            if record.unavailable:
+                self._totals["reranker_unavailable"] += 1
+                self._count(self._unavailable_reasons, record.unavailable)
+                self._last_error = {"at": record.at, "reason": "reranker unavailable: " + record.unavailable[:300]}
+
+    @staticmethod
+    def _count(reasons: Counter, reason: str) -> None:
+        reasons[reason.split(":", 1)[0][:60]] += 1
+        if len(reasons) > 50:  # bounded, even with odd error texts
+            kept = reasons.most_common(25)
+            reasons.clear()
+            reasons.update(dict(kept))
+
+    def snapshot(self, last: int = 10) -> dict[str, Any]:
+        with self._lock:
+            calls = list(self._calls)
+            totals = dict(self._totals)
+            reasons = dict(self._fallback_reasons)
+            unavailable = dict(self._unavailable_reasons)
+            last_error = dict(self._last_error) if self._last_error else None
+        timed = [c.latency_ms for c in calls if c.outcome in ("reranked", "fused", "shadow")]
+        impacts = [c.impact for c in calls if c.impact]
+        shadow = None
+        if impacts:
+            n = len(impacts)
+            shadow = {
+                "searches": n,
+                "top_changed": sum(1 for i in impacts if i["top_changed"]),
+                "mean_overlap_at_k": round(sum(i["overlap_at_k"] for i in impacts) / n, 3),
+                "promoted_from_below_cut": sum(i["from_below_cut"] for i in impacts),
+                "mean_rank_correlation": round(sum(i["rank_correlation"] for i in impacts) / n, 3),
+            }
+        return {
+            "totals": totals,
+            "fallback_reasons": reasons,
+            "unavailable_reasons": unavailable,
+            "latency_ms": {"p50": percentile(timed, 0.5), "p95": percentile(timed, 0.95), "samples": len(timed)},
+            "last_error": last_error,
+            "recent": [asdict(c) for c in calls[-last:]],
+            "shadow": shadow,
+        }
+
+    def reset(self) -> None:
+        with self._lock:
+            self._calls.clear()
+            self._totals.clear()
+            self._fallback_reasons.clear()
+            self._unavailable_reasons.clear()
+            self._last_error = None
+
+
+STATS = Stats()

@@ -1,0 +1,393 @@
+"""HTTP transport to a reranker: one pooled client per event loop, a total deadline per call,
+retries only where a retry can help, batches the server accepts, and a typed error for
+everything else. It knows nothing about which route to use; ``probe_cache.py`` decides that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import random
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import httpx
+from tenacity import AsyncRetrying, retry_if_exception
+
+from . import key_scrub, privacy, qwen3, server_errors
+from ..errors import (
+    BatchTooLarge,
+    DeadlineExceeded,
+    MalformedResponse,
+    NotConfigured,
+    RedirectLoop,
+    RerankError,
+    ServerError,
+    TransportError,
+)
+from ..settings import Settings
+from .response_body import ACCEPT_ENCODING, read_capped
+from .wire import Route, split_endpoint
+from .wire._parse import decode_json
+
+# Tests and benchmarks turn backoff sleeps down with ``set_backoff_scale(0)``.
+_BACKOFF = {"scale": 1.0}
+_MAX_BACKOFF_S = 2.0
+
+# The largest answer read, counted after decompression. A rerank answer is ~60 bytes per
+# document: 2,048 documents (pydantic servers' batch cap) come to ~120 KB, and 8 MiB leaves
+# room for servers that echo documents back (Jina does by default) at ordinary sizes. An
+# answer may also echo everything a request sent, at up to 3x for JSON's \uXXXX escapes,
+# so the ceiling for one request is this plus three times its body.
+MAX_RESPONSE_BYTES = 8 << 20
+# Bodies past this are parsed in a thread: json.loads of megabytes holds the loop.
+_PARSE_IN_THREAD_BYTES = 256 << 10
+# A best-effort GET (TEI's /info) is given at most this long, inside the call's deadline.
+_INFO_SECONDS = 2.0
+
+# The batch limit a server taught us, per base URL + path, so later calls split right away.
+_learned_batch: dict[str, int] = {}
+_learned_lock = threading.Lock()
+
+
+def forget_learned_batches() -> None:
+    with _learned_lock:
+        _learned_batch.clear()
+
+
+def set_backoff_scale(scale: float) -> None:
+    _BACKOFF["scale"] = scale
+
+
+@dataclass
+class Deadline:
+    """The time left for one whole call, retries and batches included."""
+
+    expires_at: float
+
+    @classmethod
+    def after(cls, seconds: float) -> "Deadline":
+        return cls(time.monotonic() + seconds)
+
+    def remaining(self) -> float:
+        return self.expires_at - time.monotonic()
+
+
+# ---------------------------------------------------------------------------------------
+# One AsyncClient per running event loop. Building one costs tens of milliseconds (its SSL
+# context), so it is built once per loop, off the loop, and reused for keep-alive.
+_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]" = weakref.WeakKeyDictionary()
+_clients_lock = threading.Lock()
+
+
+def _build_client() -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        # Cross-host redirects drop Authorization in httpx, so a key never follows a redirect away.
+        follow_redirects=True,
+        limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+        # Only codings response_body.py decodes itself, incrementally and counted.
+        headers={"User-Agent": "a0_reranker", "Accept-Encoding": ACCEPT_ENCODING},
+        trust_env=False,
+    )
+
+
+def _forget_ended_loops() -> None:
+    """Drop the clients of loops that have been closed (Flask runs each API request on a loop
+    of its own). The weak keys alone never let go: a client's pooled connections hold their
+    loop. Unreferenced, loop and client are collected together and the sockets closed."""
+    for ended in [loop for loop in list(_clients.keys()) if loop.is_closed()]:
+        _clients.pop(ended, None)
+
+
+async def http_client() -> httpx.AsyncClient:
+    loop = asyncio.get_running_loop()
+    with _clients_lock:
+        client = _clients.get(loop)
+    if client is not None and not client.is_closed:
+        return client
+    built = await asyncio.to_thread(_build_client)
+    with _clients_lock:
+        _forget_ended_loops()
+        client = _clients.get(loop)
+        if client is None or client.is_closed:
+            _clients[loop] = client = built
+    if client is not built:
+        await built.aclose()
+    return client
+
+
+async def close_client() -> None:
+    """Close the running loop's client, if it has one (its loop is about to end)."""
+    with _clients_lock:
+        client = _clients.pop(asyncio.get_running_loop(), None)
+    if client is not None:
+        await client.aclose()
+
+
+# ---------------------------------------------------------------------------------------
+def auth_headers(settings: Settings) -> dict[str, str]:
+    # Only a real key: an empty or "None" bearer is rejected by some gateways.
+    return {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+
+
+def scrub(text: str, settings: Settings) -> str:
+    """Remove the key, in any form, from text that came back from a server before it is stored or shown."""
+    return key_scrub.scrub(text, settings.api_key)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds the server asks us to wait, or None when it says nothing readable ("soon")."""
+    value = response.headers.get("retry-after", "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (ValueError, TypeError, IndexError, OverflowError):
+            return None
+        seconds = parsed.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _checked_request(url: str, settings: Settings) -> tuple[httpx.URL, dict[str, str]]:
+    """The URL and headers a request needs, or ``NotConfigured`` naming the setting that
+    cannot make them. Settings are checked when saved, but another plugin may pass any
+    mapping to ``arerank(config=...)``: nothing is sent, and the reason is the same every
+    route would meet."""
+    try:
+        parsed = httpx.URL(url)
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise httpx.InvalidURL("it needs http:// or https:// and a host")
+    except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
+        reason = scrub(str(exc), settings)[:200]
+        raise NotConfigured(f"the endpoint is not a valid URL: {reason} (setting 'rerank_endpoint')") from None
+    key = settings.api_key
+    if key and not (key.isascii() and key.isprintable()):
+        # HTTP headers carry ASCII only; saying which character would show part of the key.
+        raise NotConfigured("the API key has characters an HTTP header cannot carry (setting 'rerank_api_key')")
+    return parsed, auth_headers(settings)
+
+
+async def _pinned(target: httpx.URL, headers: dict[str, str], settings: Settings):
+    """While rerank_private_only is on, connect to the address the privacy guard checked, not
+    to whatever a second lookup of the name answers (DNS rebinding). Host header and TLS
+    name (SNI, certificate check) stay the name. Raises ``Refused`` for a name now public."""
+    address = await privacy.pinned(settings, target.host)
+    if address is None:
+        return target, headers, {}
+    named = {**headers, "Host": target.netloc.decode("ascii")}
+    return target.copy_with(host=address), named, {"sni_hostname": target.host}
+
+
+def _transport_failure(exc: Exception, settings: Settings) -> RerankError:
+    """Every httpx failure as a typed reranker error."""
+    if isinstance(exc, httpx.TimeoutException):
+        return DeadlineExceeded(f"no answer within {settings.timeout:g} s")
+    if isinstance(exc, httpx.TooManyRedirects):
+        return RedirectLoop("the server redirected in a loop (more than 20 hops); nothing was answered")
+    if isinstance(exc, httpx.DecodingError):
+        return MalformedResponse("the compressed answer is corrupt and cannot be decompressed")
+    return TransportError(f"{type(exc).__name__}: {scrub(str(exc), settings) or 'connection failed'}")
+
+
+async def _decode(content: bytes, content_type: str) -> Any:
+    if len(content) > _PARSE_IN_THREAD_BYTES:
+        return await asyncio.to_thread(decode_json, content, content_type)
+    return decode_json(content, content_type)
+
+
+async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline: Deadline) -> Any:
+    """One POST; returns the decoded JSON or raises a typed ``RerankError``."""
+    remaining = deadline.remaining()
+    if remaining <= 0:
+        raise DeadlineExceeded("timed out before the request was sent")
+    target, headers = _checked_request(url, settings)
+    target, headers, extensions = await _pinned(target, headers, settings)
+    content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    limit = MAX_RESPONSE_BYTES + 3 * len(content)
+    client = await http_client()
+    try:
+        # With the privacy guard on, a redirect could lead memory text off the private
+        # network after the endpoint passed the check, so it is not followed.
+        async with client.stream(
+            "POST", target, content=content, headers={**headers, "Content-Type": "application/json"},
+            timeout=remaining, follow_redirects=not settings.private_only, extensions=extensions,
+        ) as response:
+            status = response.status_code
+            if 300 <= status < 400:
+                raise ServerError(status, "redirected; not followed while rerank_private_only is on")
+            if status >= 400:
+                return _raise_error_answer(response, await _error_text(response), settings)
+            payload = await read_capped(response, limit)
+            content_type = response.headers.get("content-type", "")
+    except httpx.HTTPError as exc:
+        raise _transport_failure(exc, settings) from None
+    return await _decode(payload, content_type)
+
+
+async def _error_text(response: httpx.Response) -> str:
+    """An error answer's text, cut at the ceiling rather than refused: what it says comes first
+    (a validation error's message precedes the documents it echoes), and is read from the cut."""
+    try:
+        body = await read_capped(response, MAX_RESPONSE_BYTES, cut=True)
+    except MalformedResponse as exc:  # corrupt compression, or a coding not asked for
+        return str(exc)
+    return body.decode("utf-8", errors="replace")
+
+
+def _raise_error_answer(response: httpx.Response, text: str, settings: Settings) -> Any:
+    answer = server_errors.read(text)
+    message = scrub(answer.message, settings)
+    if answer.batch_limit and response.status_code in (413, 422, 400):
+        raise BatchTooLarge(response.status_code, message, answer.batch_limit)
+    models = tuple(scrub(name, settings) for name in answer.models)
+    raise ServerError(response.status_code, message, retry_after=_retry_after(response), models=models)
+
+
+async def get_json(url: str, settings: Settings, deadline: Deadline) -> Any | None:
+    """A best-effort GET (e.g. TEI's /info); None on any failure. Under the same rules as the
+    call it belongs to: inside its deadline (a server that drips its answer a byte at a time
+    is cut off there), no redirects while rerank_private_only is on, the same size ceiling."""
+    seconds = min(_INFO_SECONDS, deadline.remaining())
+    if seconds <= 0:
+        return None
+    try:
+        target, headers = _checked_request(url, settings)
+        client = await http_client()
+        async with asyncio.timeout(seconds):
+            target, headers, extensions = await _pinned(target, headers, settings)
+            async with client.stream(
+                "GET", target, headers=headers, timeout=seconds, follow_redirects=not settings.private_only, extensions=extensions
+            ) as response:
+                if response.status_code != 200:
+                    return None
+                payload = await read_capped(response, MAX_RESPONSE_BYTES)
+                content_type = response.headers.get("content-type", "")
+        return await _decode(payload, content_type)
+    except (httpx.HTTPError, RerankError, TimeoutError):
+        return None
+
+
+def _wait_seconds(settings: Settings, deadline: Deadline):
+    def wait(state) -> float:
+        exc = state.outcome.exception()
+        hinted = getattr(exc, "retry_after", None)
+        if hinted is None:  # full jitter, exponential
+            hinted = random.uniform(0, min(_MAX_BACKOFF_S, 0.1 * 2 ** (state.attempt_number - 1)))
+        return max(0.0, min(hinted * _BACKOFF["scale"], deadline.remaining() - 0.05))
+
+    return wait
+
+
+def _stop(settings: Settings, deadline: Deadline):
+    def stop(state) -> bool:
+        if state.attempt_number > settings.retries:
+            return True
+        hinted = getattr(state.outcome.exception(), "retry_after", None) or 0.0
+        # A Retry-After longer than the time left cannot help: give up now, not at the deadline.
+        return deadline.remaining() <= 0.05 or hinted * _BACKOFF["scale"] >= deadline.remaining()
+
+    return stop
+
+
+async def post_with_retries(url: str, body: dict[str, Any], settings: Settings, deadline: Deadline) -> Any:
+    retrying = AsyncRetrying(
+        retry=retry_if_exception(lambda e: isinstance(e, RerankError) and e.retryable),
+        stop=_stop(settings, deadline),
+        wait=_wait_seconds(settings, deadline),
+        reraise=True,
+    )
+    async for attempt in retrying:
+        with attempt:
+            return await post_json(url, body, settings, deadline)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+# ---------------------------------------------------------------------------------------
+def prepare_texts(route: Route, query: str, documents: Sequence[str], settings: Settings) -> tuple[str, list[str]]:
+    """Documents cut to their budget; the Qwen3 prompt rendered when the route needs it."""
+    if route.templated:
+        return qwen3.render(query, documents, settings.instruction, settings.max_doc_chars)
+    return query, [d[: settings.max_doc_chars] for d in documents]
+
+
+def learned_batch_limit(url: str) -> int | None:
+    with _learned_lock:
+        return _learned_batch.get(url)
+
+
+def remember_batch_limit(url: str, limit: int) -> None:
+    with _learned_lock:
+        _learned_batch[url] = limit
+
+
+async def score(
+    settings: Settings,
+    route: Route,
+    query: str,
+    documents: Sequence[str],
+    deadline: Deadline,
+    *,
+    batch_limit: int | None = None,
+) -> list[float]:
+    """Scores for ``documents`` in input order through ``route``, split into batches the
+    server accepts and sent concurrently (bounded). Raises ``RerankError`` subclasses."""
+    if not documents:
+        return []
+    base, _ = split_endpoint(settings.endpoint)
+    url = base + route.path
+    query, texts = prepare_texts(route, query, documents, settings)
+    # The smallest cap anyone knows: the user's, one the server taught us, one it published.
+    known = [n for n in (settings.batch_size, learned_batch_limit(url), batch_limit) if n]
+    limit = min(known) if known else len(texts)
+    try:
+        async with asyncio.timeout(max(0.0, deadline.remaining())):
+            while True:
+                try:
+                    return await _score_batches(url, route, query, texts, settings, deadline, limit)
+                except BatchTooLarge as exc:
+                    if not 0 < exc.limit < limit:
+                        raise
+                    limit = exc.limit
+                    remember_batch_limit(url, limit)
+    except TimeoutError:
+        raise DeadlineExceeded(f"no complete answer within {settings.timeout:g} s") from None
+
+
+async def _score_batches(
+    url: str, route: Route, query: str, texts: list[str], settings: Settings, deadline: Deadline, limit: int
+) -> list[float]:
+    starts = range(0, len(texts), limit)
+    if len(starts) == 1:
+        return await _score_one(url, route, query, texts, settings, deadline)
+    gate = asyncio.Semaphore(settings.max_concurrency)
+
+    async def one(start: int) -> list[float]:
+        async with gate:
+            return await _score_one(url, route, query, texts[start : start + limit], settings, deadline)
+
+    tasks = [asyncio.ensure_future(one(start)) for start in starts]
+    try:
+        parts = await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    # Each batch's indices are local to it; its position in the list places it.
+    return [s for part in parts for s in part]
+
+
+async def _score_one(url: str, route: Route, query: str, texts: list[str], settings: Settings, deadline: Deadline) -> list[float]:
+    payload = await post_with_retries(url, route.dialect.body(query, texts, settings.model), settings, deadline)
+    try:
+        return route.dialect.parse(payload, len(texts))
+    except ServerError as exc:  # an error body on a 2xx: its text may echo what we sent
+        raise ServerError(exc.status, scrub(exc.message, settings)) from None

@@ -1,0 +1,112 @@
+"""The utility-model judge's words: the prompt it is asked, and how its answer is read.
+
+The prompt (prompts/a0_reranker.judge.*.md, jinja2) shows the reranker query (the user's
+message and the newest conversation), then the pool numbered from 0, each memory cut to a
+per-memory budget and on one line, the best-fused first until a total budget is spent. The
+answer is the host's own post-filter format: a JSON array of the numbers of the useful
+memories, best first.
+
+A chat model wraps that array in prose, code fences or a reasoning block, so the reader
+takes the first array of integers anywhere in the answer, skips numbers out of range and
+repeats, and refuses anything without one (a refusal, garbage) as a malformed answer.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import jinja2
+
+from ..errors import MalformedResponse
+from ..settings import PLUGIN_DIR
+
+SYSTEM_TEMPLATE = "a0_reranker.judge.sys.md"
+MESSAGE_TEMPLATE = "a0_reranker.judge.msg.md"
+
+# A listed memory scores in (LISTED_FLOOR, LISTED_FIRST]: the first highest, the rest evenly
+# below it; an unlisted one scores UNLISTED. On the 0..1 "probability" scale, the relevance
+# floor calibrated on the probe (relevant listed first, irrelevant unlisted) then means "the
+# judge listed it", and a score cached from an earlier pool keeps that meaning. Every listed
+# memory sits far above every unlisted one (logit 2.2 and up against -4.6), so a judge's
+# picks stand out from the pool (fusion.standing_out) as long as it lists a few of many.
+LISTED_FIRST = 0.99
+LISTED_FLOOR = 0.9
+UNLISTED = 0.01
+
+_SPACE = re.compile(r"\s+")
+# The first [..] holding only integers (quoted or not), a trailing comma allowed.
+_ARRAY = re.compile(r"\[\s*(?:\"?-?\d+\"?\s*(?:,\s*\"?-?\d+\"?\s*)*,?\s*)?\]")
+_INTEGER = re.compile(r"-?\d+")
+# What reasoning models think aloud before answering: not the answer.
+_THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str
+    message: str
+    shown: int  # how many of the documents (the first ones) the judge reads
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    # No autoescape: a model prompt, not HTML.
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(PLUGIN_DIR / "prompts")),
+        autoescape=False,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def one_line(text: str, max_chars: int) -> str:
+    """The memory as the judge reads it: whitespace folded (one memory, one numbered line)
+    and cut to ``max_chars``."""
+    return _SPACE.sub(" ", text).strip()[:max_chars]
+
+
+def build(query: str, documents: Sequence[str], max_chars: int, doc_chars: int) -> Prompt:
+    """The prompt for ``documents`` (in pool order), at least the first one shown."""
+    shown, spent = [], 0
+    for number, document in enumerate(documents):
+        text = one_line(document, doc_chars)
+        if shown and spent + len(text) > max_chars:
+            break
+        shown.append((number, text))
+        spent += len(text)
+    env = _environment()
+    return Prompt(
+        env.get_template(SYSTEM_TEMPLATE).render().strip(),
+        env.get_template(MESSAGE_TEMPLATE).render(query=query.strip(), memories=shown),
+        len(shown),
+    )
+
+
+def read_answer(answer: object, shown: int) -> list[int]:
+    """The numbers of the useful memories, best first: the first JSON array of integers in
+    ``answer``, numbers outside 0..shown-1 and repeats skipped. Raises ``MalformedResponse``."""
+    if not isinstance(answer, str):
+        raise MalformedResponse(f"the utility model answered {type(answer).__name__}, not text")
+    match = _ARRAY.search(_THINKING.sub(" ", answer))
+    if match is None:
+        raise MalformedResponse("the utility model's answer holds no JSON array of memory numbers")
+    listed: list[int] = []
+    numbers = [int(n) for n in _INTEGER.findall(match.group(0))]
+    for n in numbers:
+        if 0 <= n < shown and n not in listed:
+            listed.append(n)
+    if numbers and not listed:  # only numbers it was never shown: it did not read the list
+        raise MalformedResponse(f"the utility model listed only memory numbers it was not shown (0 to {shown - 1})")
+    return listed
+
+
+def scores(listed: Sequence[int], count: int) -> list[float]:
+    """One score per document, in input order: listed ones descending by position, above
+    every unlisted one; unlisted (or not shown) ones equal, so their pool order stands."""
+    out = [UNLISTED] * count
+    for position, number in enumerate(listed):
+        out[number] = LISTED_FIRST - (LISTED_FIRST - LISTED_FLOOR) * position / len(listed)
+    return out

@@ -1,0 +1,40 @@
+"""``rerank_api: lexical``: the built-in BM25 (helpers/bm25.py), no server, no model.
+
+It ranks by shared words, not meaning: a weak reranker, which the fusion it is combined
+with keeps from losing what the searches found.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ...settings import Settings
+from .. import bm25
+from ..client import Deadline
+from ..verdicts import PROBE_DOCS, PROBE_QUERY, ProbeReport, Verdict
+
+
+class LexicalScorer:
+    name = "lexical"
+    sends_text = False
+    may_go_down = False
+    caches_scores = False  # scoring is cheaper than looking the scores up
+    needs_warm_up = False
+
+    def verdict_key(self, settings: Settings) -> tuple:
+        return ()
+
+    async def probe(self, settings: Settings, deadline: Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
+        rel, near, irr = bm25.bm25_scores(PROBE_QUERY, PROBE_DOCS)
+        report.ok, report.verdict = True, "ok"
+        report.reason = "built-in BM25 (lexical, no server): ranks by shared words, not meaning"
+        report.result = Verdict(None, "bm25", rel, irr)
+
+    async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline) -> list[float]:
+        return bm25.bm25_scores(query, documents)
+
+    def warm(self, settings: Settings) -> None:
+        pass
+
+
+LEXICAL = LexicalScorer()

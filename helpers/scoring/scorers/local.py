@@ -1,0 +1,259 @@
+"""``rerank_api: local``: an in-process cross-encoder through sentence-transformers (a scorer).
+
+Optional: sentence-transformers ships inside Agent Zero, but not with this plugin. Without
+it, or without the model, the probe report says so and recall keeps the fused order.
+
+Each (model, device, max length) is loaded once, in its own daemon thread: never on an
+event loop, and concurrent first calls share that one load instead of each starting one.
+Callers on a loop await the load without blocking it; a call that cannot wait (its
+timeout) gives up while the load carries on for the next call. A failed load is not
+retried for a minute, so a missing model does not cost a load attempt on every recall;
+the probe (Test connection) always tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from ... import lifecycle
+from ...errors import DeadlineExceeded, NotConfigured
+from ...settings import Settings
+from ..client import Deadline
+from ..verdicts import PROBE_DOCS, PROBE_QUERY, ProbeReport, Verdict, judge
+
+INSTALL_HINT = "install it with: pip install sentence-transformers (Agent Zero already ships it)"
+RETRY_FAILED_LOAD_S = 60.0
+MAX_MODELS = 2  # models kept loaded at once (per-project settings may name different ones)
+
+
+@dataclass
+class Loaded:
+    model: Any  # sentence_transformers.CrossEncoder
+    scale: str  # probability (the model's head ends in a sigmoid) or logit
+    # One forward pass at a time per model: the fast tokenizer is not re-entrant ("Already
+    # borrowed" under concurrent calls), and the CPU's threads are shared anyway.
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
+class _Load:
+    future: concurrent.futures.Future
+    started: float
+    failed_at: float | None = None
+
+
+_loads: dict[tuple, _Load] = {}
+_lock = threading.Lock()
+
+
+def _key(settings: Settings) -> tuple:
+    return (settings.local_model, settings.local_device, settings.local_max_length)
+
+
+def _device(name: str) -> str | None:
+    return None if name == "auto" else name  # None lets sentence-transformers pick
+
+
+def _model_path(name: str) -> Path | None:
+    """The folder ``name`` names, or None for a Hugging Face model id."""
+    path = Path(name).expanduser()
+    if name.startswith(("/", "./", "../", "~", ".\\", "..\\")) or os.path.isabs(name) or path.is_dir():
+        return path
+    return None
+
+
+def _scale(model: Any) -> str:
+    # sentence-transformers 3.x calls it default_activation_function, 4.x activation_fn.
+    activation = getattr(model, "activation_fn", None) or getattr(model, "default_activation_function", None)
+    return "probability" if type(activation).__name__ == "Sigmoid" else "logit"
+
+
+def _load(settings: Settings) -> Loaded:
+    """Import sentence-transformers and build the CrossEncoder (blocking). Raises ``NotConfigured``."""
+    try:
+        from sentence_transformers import CrossEncoder
+    except ImportError:
+        raise NotConfigured(f"the local reranker needs the sentence-transformers package, which is not installed; {INSTALL_HINT}") from None
+    except Exception as exc:  # installed but broken (a torch mismatch, typically)
+        raise NotConfigured(f"sentence-transformers is installed but does not import ({type(exc).__name__}: {str(exc)[:200]}); {INSTALL_HINT}") from None
+    name = settings.local_model
+    path = _model_path(name)
+    if path is not None and not path.is_dir():
+        raise NotConfigured(f"the local model folder {name} does not exist (setting 'rerank_local_model')")
+    try:
+        model = CrossEncoder(str(path) if path is not None else name, device=_device(settings.local_device), max_length=settings.local_max_length)
+    except Exception as exc:
+        where = "" if path is not None else (
+            "; a Hugging Face model id is downloaded on first use, so that needs network access once"
+            " (or the model already in the Hugging Face cache)"
+        )
+        raise NotConfigured(
+            f"cannot load the local model {name!r} (setting 'rerank_local_model'): {type(exc).__name__}: {str(exc)[:200]}{where}"
+        ) from None
+    return Loaded(model, _scale(model))
+
+
+def _run_load(settings: Settings, future: concurrent.futures.Future) -> None:
+    try:
+        loaded = _load(settings)
+    except BaseException as exc:
+        with _lock:
+            entry = _loads.get(_key(settings))
+            if entry is not None and entry.future is future:
+                entry.failed_at = time.monotonic()
+        future.set_exception(exc)
+    else:
+        future.set_result(loaded)
+
+
+def loading(settings: Settings, *, retry: bool = False) -> concurrent.futures.Future:
+    """The load of this model: finished, under way, or started now in its own thread.
+    A failed load is started again after ``RETRY_FAILED_LOAD_S``, or at once with ``retry``."""
+    key = _key(settings)
+    with _lock:
+        entry = _loads.get(key)
+        stale = entry is not None and entry.failed_at is not None and (retry or time.monotonic() - entry.failed_at > RETRY_FAILED_LOAD_S)
+        if entry is None or stale:
+            entry = _Load(concurrent.futures.Future(), time.monotonic())
+            _loads[key] = entry
+            # Another model, device or length replaces the oldest finished one past a few.
+            finished = [k for k, e in _loads.items() if k != key and e.future.done()]
+            for old in finished[: max(0, len(_loads) - MAX_MODELS)]:
+                del _loads[old]
+            threading.Thread(target=_run_load, args=(settings, entry.future), name="a0_reranker-load", daemon=True).start()
+            # A load cannot be interrupted; uninstall drops what is loaded (and what a load
+            # under way will have loaded) so the models can be freed.
+            lifecycle.register_stopper(forget)
+        return entry.future
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def load_model(settings: Settings, timeout: float | None = None) -> Loaded:
+    """The loaded model (blocking: never from a thread that runs an event loop).
+    Raises ``NotConfigured`` when it cannot be loaded, ``DeadlineExceeded`` after ``timeout``."""
+    if _on_event_loop():
+        raise RuntimeError("local.load_model blocks: await local.model() on an event loop")
+    try:
+        return loading(settings).result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        raise DeadlineExceeded(_still_loading(settings)) from None
+
+
+async def model(settings: Settings, timeout: float | None = None) -> Loaded:
+    """The loaded model, awaited without blocking the loop. Giving up (timeout,
+    cancellation) leaves the load running for the next call."""
+    load = loading(settings)
+    if load.done():
+        return load.result()  # the usual case, without a trip through the loop
+    future = asyncio.wrap_future(load)
+    future.add_done_callback(_consume)  # a failure nobody awaits any more is not "never retrieved"
+    try:
+        return await asyncio.wait_for(asyncio.shield(future), timeout)
+    except TimeoutError:
+        raise DeadlineExceeded(_still_loading(settings)) from None
+
+
+def _consume(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def _still_loading(settings: Settings) -> str:
+    with _lock:
+        entry = _loads.get(_key(settings))
+    since = f" for {time.monotonic() - entry.started:.0f} s" if entry else ""
+    return f"the local model {settings.local_model} is still loading{since}; it will be used once it is ready"
+
+
+def forget(settings: Settings | None = None) -> None:
+    """Drop loaded models (all, or this one's): tests, and freeing memory."""
+    with _lock:
+        if settings is None:
+            _loads.clear()
+        else:
+            _loads.pop(_key(settings), None)
+
+
+def _predict(loaded: Loaded, settings: Settings, query: str, documents: Sequence[str]) -> list[float]:
+    pairs = [(query, d[: settings.max_doc_chars]) for d in documents]
+    with loaded.lock:
+        scores = loaded.model.predict(pairs, batch_size=settings.local_batch_size, show_progress_bar=False, convert_to_numpy=True)
+    # One score per pair; a multi-label head gives a row per pair, whose last label is "relevant".
+    return [float(s) for s in scores.reshape(len(pairs), -1)[:, -1]]
+
+
+async def score(settings: Settings, query: str, documents: Sequence[str], timeout: float | None = None) -> list[float]:
+    """Scores in input order, computed in a worker thread. Raises ``NotConfigured`` or ``DeadlineExceeded``."""
+    if not documents:
+        return []
+    started = time.monotonic()
+    loaded = await model(settings, timeout)
+    remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(_predict, loaded, settings, query, list(documents)), remaining)
+    except TimeoutError:
+        raise DeadlineExceeded(f"the local model did not score {len(documents)} documents within the timeout") from None
+
+
+async def probe_into(settings: Settings, report: ProbeReport) -> None:
+    """Fill the probe report for the local reranker (loading the model if needed)."""
+    report.model = settings.local_model
+    started = time.monotonic()
+    try:
+        loaded = await model(settings, settings.timeout)
+        rel, near, irr = await score(settings, PROBE_QUERY, list(PROBE_DOCS), settings.timeout)
+    except NotConfigured as exc:
+        report.verdict, report.reason = "not_configured", str(exc)
+        return
+    except DeadlineExceeded as exc:
+        report.verdict, report.reason = "error", f"{exc}; try again in a moment"
+        return
+    except Exception as exc:
+        report.verdict, report.reason = "error", f"the local model failed: {type(exc).__name__}: {str(exc)[:200]}"
+        return
+    judgement = judge(rel, near, irr)
+    report.ok = judgement.verdict != "fail"
+    report.verdict = {"pass": "ok", "weak": "weak", "fail": "misranks"}[judgement.verdict]
+    report.reason = f"local cross-encoder {settings.local_model} on {settings.local_device}: {judgement.reason}"
+    report.notes.append(f"ready and scored the probe in {(time.monotonic() - started) * 1000:.0f} ms")
+    if report.ok:
+        report.result = Verdict(None, loaded.scale, rel, irr, quality=judgement.verdict)
+
+
+class LocalScorer:
+    name = "local"
+    sends_text = False  # nothing leaves the process
+    may_go_down = False  # a missing package or model is reported, not retried by a breaker
+    caches_scores = False
+    needs_warm_up = True  # the model loads once, in a thread, before the first recall
+
+    def verdict_key(self, settings: Settings) -> tuple:
+        return _key(settings)
+
+    async def probe(self, settings: Settings, deadline: Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
+        if fresh:
+            loading(settings, retry=True)  # Test connection tries a failed load again at once
+        await probe_into(settings, report)
+
+    async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline) -> list[float]:
+        return await score(settings, query, documents, max(0.0, deadline.remaining()))
+
+    def warm(self, settings: Settings) -> None:
+        load_model(settings)
+
+
+LOCAL = LocalScorer()

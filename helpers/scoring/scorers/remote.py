@@ -1,0 +1,152 @@
+"""A reranker server: which route it speaks, found by probing, and scoring through it.
+
+The probe tries each candidate route (scoring/wire/) in order and keeps the first whose
+order and margin are right on the score scale it returns, then checks that swapping the
+documents moves the scores with them. Raw text is tried before the Qwen3 judge template, so
+a server that templates on its own side is never sent a prompt templated twice.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, ServerError, TransportError
+from ...settings import Settings
+from .. import client
+from ..verdicts import Attempt, Judgement, PROBE_DOCS, PROBE_QUERY, ProbeReport, SWAP_TOLERANCE, Verdict, judge
+from ..wire import Route, TEI, TEI_DEFAULT_BATCH, candidate_routes, split_endpoint
+
+
+class RemoteScorer:
+    name = "remote"
+    sends_text = True  # memory text leaves the process: the privacy guard applies
+    may_go_down = True  # a server can fail for a while: the circuit breaker applies
+    caches_scores = True  # a round trip is worth saving: the score cache applies
+    needs_warm_up = False
+
+    def verdict_key(self, settings: Settings) -> tuple:
+        return ()  # the endpoint, model, API, instruction and key are in every verdict's key
+
+    async def probe(self, settings: Settings, deadline: client.Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
+        await _probe(settings, deadline, report)
+
+    async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: client.Deadline) -> list[float]:
+        return await client.score(settings, verdict.route, query, documents, deadline, batch_limit=verdict.batch_limit)
+
+    def warm(self, settings: Settings) -> None:
+        pass
+
+
+REMOTE = RemoteScorer()
+
+
+async def _probe(settings: Settings, deadline: client.Deadline, report: ProbeReport) -> None:
+    fallback: tuple[Attempt, Judgement] | None = None
+    for route in candidate_routes(settings.endpoint, settings.api):
+        attempt = await _try_route(settings, route, deadline)
+        report.attempts.append(attempt)
+        if attempt.verdict == "error" and attempt.status is None and "connect" in attempt.reason.lower():
+            break  # the host itself is unreachable: every other route would fail the same way
+        if attempt.status in (401, 403):
+            break  # the key was refused: do not send it to every other path as well
+        if attempt.bad_setting:
+            break  # nothing was sent: every other route would stop at the same setting
+        if attempt.verdict in ("pass", "weak"):
+            judgement = judge(attempt.scores["relevant"], attempt.scores["near_miss"], attempt.scores["irrelevant"])
+            if attempt.verdict == "pass":
+                await _accept(settings, report, attempt, judgement, deadline)
+                return
+            fallback = fallback or (attempt, judgement)
+        if deadline.remaining() <= 0:
+            break
+    if fallback is not None:
+        await _accept(settings, report, *fallback, deadline)
+        return
+    _explain_failure(report)
+
+
+async def _try_route(settings: Settings, route: Route, deadline: client.Deadline) -> Attempt:
+    started = time.monotonic()
+    attempt = Attempt(route, "error", "")
+    try:
+        rel, near, irr = await client.score(settings, route, PROBE_QUERY, PROBE_DOCS, deadline)
+        attempt.scores = {"relevant": rel, "near_miss": near, "irrelevant": irr}
+        judgement = judge(rel, near, irr)
+        attempt.verdict, attempt.reason = judgement.verdict, judgement.reason
+        if judgement.verdict != "fail":
+            # Swapped order: the same text must keep its score, or results are mapped by position.
+            swapped = await client.score(settings, route, PROBE_QUERY, PROBE_DOCS[::-1], deadline)
+            if any(abs(a - b) > SWAP_TOLERANCE * max(1.0, abs(a)) for a, b in zip((rel, near, irr), swapped[::-1])):
+                attempt.verdict, attempt.reason = "fail", "scores follow the position, not the document"
+    except ServerError as exc:
+        attempt.status, attempt.reason, attempt.models = exc.status, str(exc), exc.models
+    except TransportError as exc:
+        attempt.reason = f"cannot connect: {exc}"
+    except DeadlineExceeded as exc:
+        attempt.reason, attempt.timed_out = str(exc), True
+    except NotConfigured as exc:
+        attempt.reason, attempt.bad_setting = str(exc), True
+    except MalformedResponse as exc:
+        attempt.reason, attempt.malformed = f"malformed answer: {exc}", True
+    except RerankError as exc:  # a redirect loop, say: this route failed, another may not
+        attempt.reason = str(exc)
+    attempt.latency_ms = (time.monotonic() - started) * 1000
+    return attempt
+
+
+async def _accept(settings: Settings, report: ProbeReport, attempt: Attempt, judgement: Judgement, deadline: client.Deadline) -> None:
+    route = attempt.route
+    batch_limit = await _batch_limit(settings, route, deadline)
+    report.ok = True
+    report.verdict = "ok" if attempt.verdict == "pass" else "weak"
+    report.chosen = attempt
+    report.batch_limit = batch_limit
+    report.result = Verdict(route, judgement.scale, attempt.scores["relevant"], attempt.scores["irrelevant"], batch_limit, attempt.verdict)
+    how = route.describe()
+    report.reason = f"{how}: {attempt.reason}"
+    earlier = [a for a in report.attempts if a is not attempt and a.verdict == "fail"]
+    if route.templated and earlier:
+        report.reason += "; raw text ranked wrongly, so the Qwen3 judge prompt is rendered here"
+
+
+async def _batch_limit(settings: Settings, route: Route, deadline: client.Deadline) -> int | None:
+    if route.dialect is not TEI:
+        return None
+    base, _ = split_endpoint(settings.endpoint)
+    info = await client.get_json(base + "/info", settings, deadline)
+    limit = info.get("max_client_batch_size") if isinstance(info, dict) else None
+    return limit if isinstance(limit, int) and limit > 0 else TEI_DEFAULT_BATCH
+
+
+def _explain_failure(report: ProbeReport) -> None:
+    attempts = report.attempts
+    statuses = {a.status for a in attempts}
+    if not attempts:
+        report.verdict, report.reason = "error", "no route to try for this endpoint and API setting"
+    elif attempts[-1].bad_setting:
+        report.verdict, report.reason = "bad_setting", attempts[-1].reason
+    elif all(a.status is None and "connect" in a.reason.lower() for a in attempts):
+        report.verdict, report.reason = "unreachable", f"cannot reach {report.endpoint}: {attempts[0].reason}"
+    elif attempts[-1].timed_out:
+        report.verdict, report.reason = "timeout", f"{report.endpoint} did not answer in time: {attempts[-1].reason}"
+    elif statuses & {401, 403}:
+        report.verdict = "auth"
+        report.reason = "the server refused the API key (HTTP 401/403): check 'rerank_api_key'"
+    elif any(a.models for a in attempts):
+        named = next(a for a in attempts if a.models)
+        report.verdict, report.served_models = "model", named.models
+        wanted = f"has no model '{report.model}'" if report.model else "serves several models and needs one named"
+        report.reason = (
+            f"the server {wanted}: set 'rerank_model' to one of {', '.join(named.models)} "
+            f"(HTTP {named.status} from {named.route.describe()})"
+        )
+    elif any(a.verdict in ("fail",) for a in attempts):
+        bad = next(a for a in attempts if a.verdict == "fail")
+        report.verdict, report.reason = "misranks", f"the endpoint answers but does not rank correctly: {bad.route.describe()}: {bad.reason}"
+    elif 501 in statuses:
+        report.verdict = "unsupported"
+        report.reason = "the server does not support reranking (llama.cpp: start it with --reranking)"
+    else:
+        last = next((a for a in reversed(attempts) if a.status not in (None, 404, 405)), attempts[-1])
+        report.verdict, report.reason = "error", f"no route answered correctly; last: {last.route.describe()}: {last.reason}"
