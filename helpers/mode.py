@@ -6,6 +6,9 @@ a recall step into file-browser links."""
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
 from typing import Any
 
 from .settings import Settings
@@ -40,24 +43,14 @@ SERVERS = {"tei": "your TEI server", "vllm-score": "your vLLM server", "voyage":
 SERVER = "your reranker server"
 QWEN3 = "your Qwen3-Reranker on vLLM"
 
-# Test connection's verdicts (helpers/verdicts.py): a headline, and what to do next.
-VERDICTS = {
-    "ok": ("Works", ""),
-    "weak": ("Works, but weakly", "Usable, but a stronger reranker model would separate relevant memories better."),
-    "fusion": ("Built-in fusion, no reranker server", ""),
-    "unreachable": ("Cannot connect", "Check the URL and port, and that the server is running. Inside Docker, 127.0.0.1 is the "
-                    "Agent Zero container itself: use host.docker.internal or the server's address."),
-    "auth": ("API key refused", "Type the key the server expects into API key (or clear it if the server needs none), then test again."),
-    "model": ("Choose a model", "Type one of the model names above into Model, then test again."),
-    "misranks": ("Answers, but ranks wrongly", "Check the model id, and leave Reranker API on auto: this route answers, but its scores do not rank."),
-    "unsupported": ("Server cannot rerank", "llama.cpp needs a reranker model and the --reranking flag."),
-    "not_configured": ("Nothing to test", "Enter the reranker server's base URL in Endpoint, or set Reranker API to auto "
-                       "(built-in fusion), lexical, local or utility."),
-    "bad_setting": ("Invalid setting", "Fix the setting named above; the fields marked in red are out of range."),
-    "refused": ("Refused by the privacy setting", "'Private endpoints only' is on and this endpoint is outside loopback and private networks."),
-    "timeout": ("No answer in time", "The server took longer than the timeout: a bigger timeout, a smaller model or fewer candidates."),
-    "error": ("Not usable", ""),
-}
+# Test connection's verdicts: a headline and what to do next, per verdict; data, kept in
+# verdict_words.json beside this module.
+VERDICT_WORDS = Path(__file__).with_name("verdict_words.json")
+
+
+@functools.lru_cache(maxsize=1)
+def verdict_words() -> dict[str, dict[str, str]]:
+    return json.loads(VERDICT_WORDS.read_text(encoding="utf-8"))["verdicts"]
 
 
 def chat_words(settings: Settings, route: Any = None) -> str:
@@ -75,7 +68,7 @@ def chat_words(settings: Settings, route: Any = None) -> str:
 
 def vocabulary() -> dict[str, Any]:
     """The words the settings panel shows, as the panel reads them."""
-    return {"verdicts": {v: {"headline": h, "hint": hint} for v, (h, hint) in VERDICTS.items()},
+    return {"verdicts": verdict_words(),
             "modes": {m: CHAT.get(m, f"reranked by {SERVER}") for m in (FUSION, LEXICAL, LOCAL, UTILITY, REMOTE)}}
 
 
