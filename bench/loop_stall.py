@@ -14,6 +14,7 @@ done and the HTTP client built, as in a running host; the first, cold call is re
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 
 from bench.client_overhead import QUERY, documents
@@ -23,8 +24,26 @@ from bench.remote_server import remote
 AIM_MS = 5.0
 
 
+GC_PAUSES: list[float] = []  # the garbage collections (ms) during the last worst_gap_ms window
+
+
+def _gc_timer():
+    """A gc callback recording how long each collection took, into GC_PAUSES."""
+    started = [0.0]
+
+    def callback(phase, info):
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            GC_PAUSES.append((time.perf_counter() - started[0]) * 1000)
+
+    return callback
+
+
 async def worst_gap_ms(work, repeats: int) -> float:
-    """The largest gap between ticks while ``work()`` runs ``repeats`` times in a row."""
+    """The largest gap between ticks while ``work()`` runs ``repeats`` times in a row. The
+    process's garbage collections in the window are recorded in GC_PAUSES: a full collection
+    stops every thread, whoever allocated, so a row says how long the longest one took."""
     worst = 0.0
     running = True
 
@@ -37,6 +56,9 @@ async def worst_gap_ms(work, repeats: int) -> float:
             worst = max(worst, now - last)
             last = now
 
+    GC_PAUSES.clear()
+    timer = _gc_timer()
+    gc.callbacks.append(timer)
     task = asyncio.create_task(ticker())
     await asyncio.sleep(0)
     try:
@@ -45,10 +67,15 @@ async def worst_gap_ms(work, repeats: int) -> float:
     finally:
         running = False
         await task
+        gc.callbacks.remove(timer)
     return worst * 1000
 
 
 def _row(name: str, worst: float, note: str = "") -> Row:
+    """A stall row; its note names the longest garbage collection of the window, which
+    stalls the loop as surely as the plugin's own work does, whatever allocated."""
+    if GC_PAUSES:
+        note += f"; longest garbage collection {max(GC_PAUSES):.1f} ms ({len(GC_PAUSES)} in the window)"
     return Row("stall", name, round(worst, 3), None, None, f"< {AIM_MS:g} ms", worst < AIM_MS, note)
 
 
