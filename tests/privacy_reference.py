@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import re
 
+# What the issue left alone is shared, not copied: the long-token pattern and the two masks
+# that decide, per match, what is a secret. The oracle differs only in the patterns that
+# find the matches.
+from helpers.scoring.privacy import _LONG_TOKEN, _mask_is_value, _mask_long_token
+
 # Names that end in one of these words hold a secret when a value is assigned to them:
 # "password: x", "DB_PASSWORD=x", "OPENAI_API_KEY=x", "client_secret: x". The word must end
 # the name, so "max_tokens: 512" and "token_limit=5" are left alone.
@@ -41,35 +46,6 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 # "is"/"was" only a value that does not read as a word is masked: one with a digit or a
 # symbol in it, or one in quotes.
 _IS_VALUE = re.compile(rf"(?i)({_SECRET_NAME}\s+(?:is|was)\s+)({_VALUE})")
-# Long unbroken tokens that look generated: mixed case and digits, or hex, or letters and
-# digits with no separator. Long snake_case names with a version number and file paths are
-# left alone; base64 with "/" (AWS secret keys) must mix cases and digits to count.
-_LONG_TOKEN = re.compile(r"(?<![\w/-])[A-Za-z0-9_+/=-]{32,}(?![\w/-])")
-_HEX = re.compile(r"[0-9a-fA-F]{32,}")
-
-
-def _mask_is_value(match: re.Match[str]) -> str:
-    value = match.group(2)
-    if value[:1] in "\"'`":
-        return match.group(1) + "[redacted]"
-    core = value.rstrip(".!?)")
-    if core and (any(c.isdigit() for c in core) or not core.isalnum()):
-        return match.group(1) + "[redacted]" + value[len(core):]
-    return match.group(0)
-
-
-def _mask_long_token(match: re.Match[str]) -> str:
-    token = match.group(0)
-    digits = any(c.isdigit() for c in token)
-    letters = any(c.isalpha() for c in token)
-    mixed_case = any(c.islower() for c in token) and any(c.isupper() for c in token)
-    if "/" in token:
-        looks_generated = mixed_case and digits and not token.startswith("/")
-    else:
-        looks_generated = digits and letters and (mixed_case or not any(c in "_-" for c in token))
-    if _HEX.fullmatch(token) or looks_generated:
-        return "[key]"
-    return token
 
 
 def redact(text: str) -> str:
