@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from bench.client_overhead import QUERY, documents
-from bench.common import Row, print_table, ratio_row, write_json
+from bench.common import Row, ratio_row, report
 from bench.paired import paired_ms
 from bench.remote_server import remote
 from helpers import reranker
@@ -43,10 +43,7 @@ async def measure(repeats: int = 300) -> list[Row]:
 
 
 def main() -> list[Row]:
-    rows = asyncio.run(measure())
-    print_table(rows)
-    write_json("cache", rows)
-    return rows
+    return report("cache", asyncio.run(measure()))
 
 
 if __name__ == "__main__":

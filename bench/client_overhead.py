@@ -8,7 +8,7 @@ import asyncio
 
 import httpx
 
-from bench.common import Row, median_ms, print_table, ratio_row, write_json
+from bench.common import Row, median_ms, ratio_row, report
 from helpers import reranker
 from helpers.scoring import probe_cache
 from helpers.settings import Settings
@@ -67,10 +67,7 @@ async def measure(repeats: int = 200) -> list[Row]:
 
 
 def main() -> list[Row]:
-    rows = asyncio.run(measure())
-    print_table(rows)
-    write_json("client_overhead", rows)
-    return rows
+    return report("client_overhead", asyncio.run(measure()))
 
 
 if __name__ == "__main__":

@@ -84,5 +84,13 @@ def write_json(name: str, rows: list[Row], extra: dict | None = None) -> Path:
     return path
 
 
+def report(name: str, rows: list[Row], extra: dict | None = None) -> list[Row]:
+    """What a section run alone (python -m bench.<name>) ends with: the table printed and
+    written to bench/results/<name>.json."""
+    print_table(rows)
+    write_json(name, rows, extra)
+    return rows
+
+
 def run(coro):
     return asyncio.run(coro)

@@ -17,7 +17,7 @@ import statistics
 import tempfile
 import time
 
-from bench.common import Row, print_table, write_json
+from bench.common import Row, report
 
 LATENCIES = (1.0, 3.0)
 REPEATS = 3
@@ -94,10 +94,7 @@ def _measure(host) -> list[Row]:
 
 
 def main() -> list[Row]:
-    rows = measure()
-    print_table(rows)
-    write_json("judge_cost", rows)
-    return rows
+    return report("judge_cost", measure())
 
 
 if __name__ == "__main__":

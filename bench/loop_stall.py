@@ -18,7 +18,7 @@ import gc
 import time
 
 from bench.client_overhead import QUERY, documents
-from bench.common import Row, print_table, write_json
+from bench.common import Row, report
 from bench.remote_server import remote
 
 AIM_MS = 5.0
@@ -126,9 +126,7 @@ def main() -> list[Row]:
     rows = asyncio.run(arerank_rows())
     with rig(memories=600) as r:
         rows += r.host.run(recall_rows(r))
-    print_table(rows)
-    write_json("loop_stall", rows)
-    return rows
+    return report("loop_stall", rows)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 
-from bench.common import Row, median_ms, print_table, write_json
+from bench.common import Row, median_ms, report
 from bench.recall_rig import rig, sample_recall
 
 AIM_MS = 1.0
@@ -96,9 +96,7 @@ def main() -> list[Row]:
     with rig() as r:
         started = time.monotonic()
         rows = r.host.run(measure(r))
-    print_table(rows)
-    write_json("outage", rows, {"seconds": round(time.monotonic() - started, 1)})
-    return rows
+    return report("outage", rows, {"seconds": round(time.monotonic() - started, 1)})
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import asyncio
 import warnings
 
 from bench.client_overhead import QUERY, documents
-from bench.common import Row, print_table, ratio_row, write_json
+from bench.common import Row, ratio_row, report
 from bench.paired import paired_ms
 from bench.remote_server import remote
 from helpers import reranker
@@ -82,10 +82,7 @@ async def _measure(repeats: int) -> list[Row]:
 
 
 def main() -> list[Row]:
-    rows = measure()
-    print_table(rows)
-    write_json("peers", rows)
-    return rows
+    return report("peers", measure())
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import time
 
 import yaml
 
-from bench.common import Row, print_table, ratio_row, write_json
+from bench.common import Row, ratio_row, report
 from bench.paired import paired_ms
 from bench.recall_rig import TOPICS, memory_texts
 
@@ -184,10 +184,7 @@ def measure() -> list[Row]:
 
 
 def main() -> list[Row]:
-    rows = measure()
-    print_table(rows)
-    write_json("recall_cost", rows)
-    return rows
+    return report("recall_cost", measure())
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import httpx
 
-from bench.common import Row, print_table, ratio_row, write_json
+from bench.common import Row, ratio_row, report
 from bench.paired import paired_ms
 from bench.recall_rig import rig, sample_recall
 from bench.remote_server import remote
@@ -99,9 +99,7 @@ async def measure(r, repeats: int = 60) -> list[Row]:
 def main() -> list[Row]:
     with rig() as r:
         rows = r.host.run(measure(r))
-    print_table(rows)
-    write_json("recall_overhead", rows)
-    return rows
+    return report("recall_overhead", rows)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ aim is at most 5x prose (the old patterns took 16-49 s on "v1.2" x 3,000, >1,000
 
 from __future__ import annotations
 
-from bench.common import Row, median_ms_sync, print_table, ratio_row, write_json
+from bench.common import Row, median_ms_sync, ratio_row, report
 
 SIZE = 12_000
 AIM = 5.0
@@ -38,10 +38,7 @@ def measure(repeats: int = 5) -> list[Row]:
 
 
 def main() -> list[Row]:
-    rows = measure()
-    print_table(rows)
-    write_json("redaction", rows)
-    return rows
+    return report("redaction", measure())
 
 
 if __name__ == "__main__":
