@@ -29,7 +29,6 @@ def reset_state() -> None:
     privacy.forget()
     client.forget_learned_batches()
     budget.reset()
-    with recall_line._lock:  # the recall line's module is worded elsewhere: cleared from here
-        recall_line._parts.clear()
+    recall_line.forget()
     local.forget()
     utility.UTILITY.forget()

@@ -33,6 +33,12 @@ _parts: dict[int, tuple[weakref.ref, dict[str, tuple[str, str]]]] = {}
 _lock = threading.Lock()
 
 
+def forget() -> None:
+    """Forget what each recall's searches said (process_state.reset_state)."""
+    with _lock:
+        _parts.clear()
+
+
 # A failed probe, by its verdict (scoring/verdicts.py).
 PROBE_WORDS = {
     "unreachable": "the server could not be reached",
