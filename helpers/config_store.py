@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping, MutableMapping
 
 from . import envfile
 from .report import shadow_path
-from .settings import API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, SettingsError, coerce, key_input
+from .settings import API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, SettingsError, coerce, key_input, shown
 
 
 def prepare_for_save(
@@ -27,7 +27,7 @@ def prepare_for_save(
         try:
             shadow_path.resolve(checked.shadow_log)
         except shadow_path.PathRefused as exc:
-            raise SettingsError("rerank_shadow_log", f"got {checked.shadow_log!r}: {exc}") from None
+            raise SettingsError("rerank_shadow_log", f"got {shown(checked.shadow_log)}: {exc}") from None
     out = {key: coerce(key, value) for key, value in settings.items() if key in LIMITS}
     key = key_input(settings.get("rerank_api_key"))  # "none" means no key here as everywhere
     if key and key != API_KEY_PLACEHOLDER:

@@ -43,6 +43,11 @@ class SettingsError(ValueError):
         self.detail = message  # without the key, for callers that name it their own way (the CLI)
 
 
+# The longest any text setting may be: endpoints, model names, keys, paths and the Qwen3
+# instruction are all far shorter; anything longer would ride along in every request.
+MAX_TEXT_CHARS = 4096
+
+
 @dataclass(frozen=True)
 class Limit:
     """What one setting accepts. ``kind`` is bool, int, float, str or 'choice'."""
@@ -62,7 +67,7 @@ class Limit:
             noun = "a whole number" if self.kind == "int" else "a number"
             text = f"{noun} from {_fmt(self.low)} to {_fmt(self.high)}"
             return text + (" (or empty for off)" if self.nullable else "")
-        return "text"
+        return f"text of at most {MAX_TEXT_CHARS:,} characters"
 
 
 def _fmt(x: float | None) -> str:
@@ -135,11 +140,20 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off", ""}
 
 
-def _shown(value: Any) -> str:
+# How much of a refused value an error message quotes: the message reaches the panel, the
+# log and the status views, and a setting can arrive holding megabytes.
+SHOWN_CHARS = 80
+
+
+def shown(value: Any) -> str:
+    """A refused value as an error message quotes it: repr, cut to SHOWN_CHARS."""
+    if isinstance(value, str) and len(value) > SHOWN_CHARS:
+        return repr(value[:SHOWN_CHARS]) + f"... ({len(value):,} characters)"
     try:
-        return repr(value)
+        text = repr(value)
     except ValueError:  # repr() refuses integers with more than 4,300 digits
         return "a huge integer"
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f"... ({len(text):,} characters)"
 
 
 def coerce(key: str, value: Any) -> Any:
@@ -149,7 +163,7 @@ def coerce(key: str, value: Any) -> Any:
     def bad() -> SettingsError:  # built only when raised: coerce runs for every key on every load
         if key == "rerank_api_key":  # a key's value is never shown, not even a wrong one
             return SettingsError(key, f"got a {type(value).__name__}, expected text")
-        return SettingsError(key, f"got {_shown(value)}, expected {limit.describe()}")
+        return SettingsError(key, f"got {shown(value)}, expected {limit.describe()}")
 
     if limit.kind == "bool":
         if isinstance(value, bool):
@@ -173,6 +187,8 @@ def coerce(key: str, value: Any) -> Any:
             text = str(value)
         except ValueError:  # an integer with more digits than str() converts
             raise bad() from None
+        if len(text) > MAX_TEXT_CHARS:  # a model name or a URL is short; a megabyte is a mistake or an attack
+            raise bad()
         return text.strip() if key != "rerank_instruction" else text
     # numbers
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -253,9 +269,9 @@ class Settings:
         values = {key: coerce(key, merged[key]) for key in LIMITS}
         endpoint = values["rerank_endpoint"].rstrip("/")
         if endpoint and not _is_http_url(endpoint):
-            raise SettingsError("rerank_endpoint", f"got {values['rerank_endpoint']!r}, expected an http:// or https:// URL with a host")
+            raise SettingsError("rerank_endpoint", f"got {shown(values['rerank_endpoint'])}, expected an http:// or https:// URL with a host")
         if endpoint and (problem := _url_problem(endpoint)):
-            raise SettingsError("rerank_endpoint", f"got {values['rerank_endpoint']!r}: {problem}")
+            raise SettingsError("rerank_endpoint", f"got {shown(values['rerank_endpoint'])}: {problem}")
         kwargs = {key.removeprefix("rerank_"): values[key] for key in LIMITS if key != "rerank_api_key"}
         kwargs["endpoint"] = endpoint
         kwargs["api_key"] = resolve_api_key(merged["rerank_api_key"], env)

@@ -79,3 +79,19 @@ def test_placeholder_means_the_stored_key_and_the_key_stays_out_of_repr():
     assert "sk-stored-123" not in repr(s) and "sk-stored-123" not in str(s)
     assert s.key_fingerprint and "sk-stored" not in s.key_fingerprint
     assert Settings.from_mapping({"rerank_api_key": "None"}).api_key == ""
+
+
+@pytest.mark.parametrize("raw", ["x" * 1_000_000, ["y"] * 100_000, "7\n" * 50_000])
+def test_an_error_quotes_a_huge_value_only_in_part(raw):
+    """The message reaches the panel, the log and the status views: a megabyte pasted into a
+    field comes back as its start and its size, not as itself."""
+    with pytest.raises(SettingsError) as info:
+        Settings.from_mapping({"rerank_message_threshold": raw})
+    assert len(str(info.value)) < 300 and "characters" in str(info.value)
+
+
+@pytest.mark.parametrize("key", ["rerank_model", "rerank_instruction", "rerank_local_model", "rerank_endpoint"])
+def test_a_text_setting_of_a_megabyte_is_refused_by_name(key):
+    with pytest.raises(SettingsError) as info:
+        Settings.from_mapping({key: "http://h/" + "x" * 1_000_000})
+    assert info.value.key == key and "at most 4,096 characters" in str(info.value)
