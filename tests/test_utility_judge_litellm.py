@@ -160,6 +160,9 @@ READ = [
     ("[2, 2, 7, -1, 0]", 3, [2, 0]),
     ("[]", 3, []),
     ("memory 1 and then [1, 0] as JSON", 3, [1, 0]),
+    ("<THINKING>[0]</thinking> <think>[1]</think>[2]", 3, [2]),
+    ("<think>unclosed [1] and on", 3, [1]),  # an unclosed block is left as it is
+    ("[" + "9" * 10_000 + ", 1]", 3, [1]),  # a number of 10,000 digits is no memory's
 ]
 
 
@@ -190,3 +193,15 @@ def test_a_judges_few_picks_stand_out_of_a_large_pool_and_a_list_of_everything_d
     judge, fusion = host.import_plugin("helpers.scoring.judge"), host.import_plugin("helpers.recall.fusion")
     assert fusion.standing_out(judge.scores([7, 3, 11], 40), "probability") == [i in (7, 3, 11) for i in range(40)]
     assert not any(fusion.standing_out(judge.scores(list(range(30)), 40), "probability"))
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("answer", ["<think>" * 150_000, "[1," * 300_000, "[" + "1" * 1_000_000 + "]"])
+def test_a_megabyte_of_hostile_answer_is_read_in_one_pass(host, answer):
+    """The reader runs on the event loop every chat shares: an answer of many opening
+    <think> tags took 49 s for 224 KB with a lazy pattern. (Bounded by pytest-timeout,
+    not timed.)"""
+    judge = host.import_plugin("helpers.scoring.judge")
+    errors = host.import_plugin("helpers.errors")
+    with pytest.raises(errors.MalformedResponse):
+        judge.read_answer(answer, 3)

@@ -41,7 +41,8 @@ _SPACE = re.compile(r"\s+")
 _ARRAY = re.compile(r"\[\s*(?:\"?-?\d+\"?\s*(?:,\s*\"?-?\d+\"?\s*)*,?\s*)?\]")
 _INTEGER = re.compile(r"-?\d+")
 # What reasoning models think aloud before answering: not the answer.
-_THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -90,17 +91,31 @@ def read_answer(answer: object, shown: int) -> list[int]:
     ``answer``, numbers outside 0..shown-1 and repeats skipped. Raises ``MalformedResponse``."""
     if not isinstance(answer, str):
         raise MalformedResponse(f"the utility model answered {type(answer).__name__}, not text")
-    match = _ARRAY.search(_THINKING.sub(" ", answer))
+    match = _ARRAY.search(_without_thinking(answer))
     if match is None:
         raise MalformedResponse("the utility model's answer holds no JSON array of memory numbers")
     listed: list[int] = []
-    numbers = [int(n) for n in _INTEGER.findall(match.group(0))]
+    # A memory number has a few digits; a longer one is none of them (and int() refuses
+    # more than 4,300 digits with a ValueError, outside the typed errors).
+    numbers = [int(n) if len(n.lstrip("-")) <= 9 else -1 for n in _INTEGER.findall(match.group(0))]
     for n in numbers:
         if 0 <= n < shown and n not in listed:
             listed.append(n)
     if numbers and not listed:  # only numbers it was never shown: it did not read the list
         raise MalformedResponse(f"the utility model listed only memory numbers it was not shown (0 to {shown - 1})")
     return listed
+
+
+def _without_thinking(answer: str) -> str:
+    """``answer`` with each <think>...</think> block replaced by a space; an unclosed one is
+    left as it is. One pass: a lazy ``<think>.*?</think>`` pattern is quadratic on an answer
+    of many opening tags (224 KB of them held the event loop 49 s)."""
+    out, pos = [], 0
+    while (opened := _THINK_OPEN.search(answer, pos)) and (closed := _THINK_CLOSE.search(answer, opened.end())):
+        out += (answer[pos : opened.start()], " ")
+        pos = closed.end()
+    out.append(answer[pos:])
+    return "".join(out)
 
 
 def scores(listed: Sequence[int], count: int) -> list[float]:
