@@ -101,6 +101,24 @@ def test_a_batch_limit_with_five_thousand_digits_is_no_limit_and_the_probe_goes_
     assert report["attempts"][0]["status"] == 422
 
 
+def test_an_error_answer_is_read_only_as_far_as_its_message_and_the_limit_in_it_still_counts(monkeypatch):
+    """An error body is read on the event loop every chat shares: 8 MiB of echoed input is
+    cut at the client's ERROR_BODY_BYTES, and the batch limit its message states first is
+    still learned from the cut."""
+    message = {"type": "too_long", "loc": ["body", "texts"], "msg": "List should have at most 1 item after validation, not 2"}
+    head = json.dumps({"detail": [{**message, "input": ["x" * 100]}]}).encode()[:-3]  # the list's end never comes
+    chunks = [head] + [b', "' + b"y" * (1 << 20) + b'"'] * 8
+    script = lambda request: hostile.Answer(422, {"Content-Type": "application/json"}, chunks)
+    read = []
+    real = client.server_errors.read
+    monkeypatch.setattr(client.server_errors, "read", lambda text: read.append(len(text)) or real(text))
+    with hostile.serve("tei19", _on("/rerank", script)) as srv:
+        with pytest.raises(client.BatchTooLarge) as info:
+            _score(_settings(srv.url))
+    assert read and set(read) == {client.ERROR_BODY_BYTES}  # what was read of each 8 MiB (ASCII: bytes = characters)
+    assert info.value.limit == 1 and len(str(info.value)) < 600
+
+
 def test_a_retry_after_that_is_no_date_is_ignored_and_the_probe_goes_on():
     script = lambda request: hostile.Answer(503, {"Content-Type": "text/plain", "Retry-After": "soon"}, [b"busy"])
     with hostile.serve("tei19", _on("/v1/rerank", script)) as srv:

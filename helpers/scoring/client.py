@@ -45,6 +45,7 @@ _MAX_BACKOFF_S = 2.0
 # answer may also echo everything a request sent, at up to 3x for JSON's \uXXXX escapes,
 # so the ceiling for one request is this plus three times its body.
 MAX_RESPONSE_BYTES = 8 << 20
+ERROR_BODY_BYTES = 64 << 10  # an error answer: its message and a batch limit come first
 # Bodies past this are parsed in a thread: json.loads of megabytes holds the loop.
 _PARSE_IN_THREAD_BYTES = 256 << 10
 # A best-effort GET (TEI's /info) is given at most this long, inside the call's deadline.
@@ -233,10 +234,12 @@ async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline
 
 
 async def _error_text(response: httpx.Response) -> str:
-    """An error answer's text, cut at the ceiling rather than refused: what it says comes first
-    (a validation error's message precedes the documents it echoes), and is read from the cut."""
+    """An error answer's text, cut rather than refused: what it says comes first (a
+    validation error's message precedes the documents it echoes), and is read from the cut.
+    Read on the event loop, so cut short: 8 MiB of hostile error body took half a second
+    to parse and search there; what any server says fits in ERROR_BODY_BYTES."""
     try:
-        body = await read_capped(response, MAX_RESPONSE_BYTES, cut=True)
+        body = await read_capped(response, ERROR_BODY_BYTES, cut=True)
     except MalformedResponse as exc:  # corrupt compression, or a coding not asked for
         return str(exc)
     return body.decode("utf-8", errors="replace")
