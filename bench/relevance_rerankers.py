@@ -16,9 +16,11 @@ detection accepts it the way it would accept a real server.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import random
 import threading
+from pathlib import Path
 from typing import Callable
 
 PROBE_MARGIN = 6.0  # the oracle's logit for "relevant"
@@ -29,8 +31,12 @@ class Oracle:
     It recognises the question by its message at the start of the reranker's query."""
 
     def __init__(self, questions: list[dict], memories: list[dict]):
-        self.by_message = sorted(((q["message"].strip(), set(q["relevant"])) for q in questions), key=lambda p: -len(p[0]))
-        self.id_by_text = {m["text"].strip(): m["id"] for m in memories}
+        # The plugin's calibration questions are labelled too: a simulated reranker is as
+        # good on them as on the corpus, as a real one would be.
+        calibration = calibration_labels()
+        pairs = [(q["message"].strip(), set(q["relevant"])) for q in questions] + [(q, {i}) for q, i, _ in calibration]
+        self.by_message = sorted(pairs, key=lambda p: -len(p[0]))
+        self.id_by_text = {m["text"].strip(): m["id"] for m in memories} | {t.strip(): i for _, _, texts in calibration for i, t in texts}
 
     def label(self, query: str, document: str) -> bool | None:
         """True/False for a corpus question, None for anything else (the probe)."""
@@ -81,6 +87,19 @@ class MiniLMCosine:
         dot = sum(x * y for x, y in zip(a, b))
         norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b)) or 1.0
         return dot / norm
+
+
+CALIBRATION_SET = Path(__file__).resolve().parent.parent / "helpers" / "scoring" / "calibration_set.json"
+
+
+def calibration_labels() -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(question, the answer's id, [(id, candidate text)]) for the plugin's calibration set."""
+    items = json.loads(CALIBRATION_SET.read_text(encoding="utf-8"))["items"]
+    out = []
+    for n, item in enumerate(items):
+        ids = [(f"calibration:{n}:{c}", text) for c, text in enumerate(item["candidates"])]
+        out.append((item["query"].strip(), ids[item["answer"]][0], ids))
+    return out
 
 
 def _ordinary(query: str, document: str) -> float:

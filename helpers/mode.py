@@ -66,6 +66,21 @@ def chat_words(settings: Settings, route: Any = None) -> str:
     return f"reranked by {SERVERS.get(route.dialect.name, SERVER)}"
 
 
+def judge_name(settings: Settings, route: Any = None) -> str:
+    """What judged, as a noun: "your TEI server", "the built-in word matcher (BM25)"."""
+    words = chat_words(settings, route)
+    return words.split(" by ", 1)[1] if " by " in words else words
+
+
+def no_say_words(settings: Settings, route: Any, trust: Any) -> str:
+    """The chat line's words for a reranker that answered but earned no say on the
+    calibration set (scoring/calibration.py), or whose say is not measured yet."""
+    name = judge_name(settings, route)
+    if trust is None or trust.say == "unmeasured":
+        return f"{name} answered, but has no say until its calibration finishes"
+    return f"{name} answered, but has no say: it did not order the calibration questions clearly better than Agent Zero's own search"
+
+
 def vocabulary() -> dict[str, Any]:
     """The words the settings panel shows, as the panel reads them."""
     return {"verdicts": verdict_words(),

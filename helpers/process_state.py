@@ -13,7 +13,7 @@ def reset_state() -> None:
     breaker, stats, store scans, query vectors, privacy lookups, learned batch limits,
     recall budgets and the recall line's parts. Loaded local models are dropped too.
     Never stops threads or background work (that is uninstall's job: lifecycle)."""
-    from .scoring import breaker, cache, client, privacy, probe_cache
+    from .scoring import breaker, cache, calibration, client, privacy, probe_cache
     from .recall import budget, query_vectors, recall_line, store_search
     from . import settings_cache
     from .report import stats
@@ -21,6 +21,7 @@ def reset_state() -> None:
 
     settings_cache.forget()
     probe_cache.forget()
+    calibration.forget()
     cache.CACHE.clear()
     breaker.BREAKER.reset()
     stats.STATS.reset()

@@ -12,6 +12,7 @@ import httpx
 import pytest
 import yaml
 
+from tests.servers.scoring import calibration_question_in
 from tests.servers import start
 
 PUBLIC = "https://api.example.com"
@@ -189,7 +190,7 @@ def test_the_server_sees_masked_text_and_the_agent_the_original(host, network, r
             _set_plugin(host, rerank_endpoint=srv.url, rerank_redact=redact, rerank_private_only=True)
             got = await host.recall(agent, "what is the nas admin password: hunter2 or not", "")
         bodies = [r.json for r in srv.requests if r.method == "POST" and isinstance(r.json, dict) and "texts" in r.json]
-        memory_bodies = [b for b in bodies if "France" not in b["query"]]  # not the probe
+        memory_bodies = [b for b in bodies if "France" not in b["query"] and calibration_question_in(b["query"]) is None]  # not the probe nor the calibration
         assert memory_bodies
         sent = json.dumps(memory_bodies, ensure_ascii=False)
         raw = ("hunter2", "sk-proj-abcdef1234567890XYZ", "ops.team@example.org", "§§secret(NAS_PASSWORD)")

@@ -145,7 +145,7 @@ def test_the_logged_query_is_masked_before_it_is_cut():
 
     secret = "sk-proj-abcdef1234567890XYZ"
     query = "x" * 290 + " " + secret  # the key straddles the 300-character cut
-    search = SimpleNamespace(fused=[], pool=[], docs=[], judged=[], scored=None, unavailable="", limit=5,
+    search = SimpleNamespace(fused=[], pool=[], docs=[], judged=[], scored=None, trust=None, unavailable="", limit=5,
                              found=SimpleNamespace(host_result=[]), rerank_query=query)
     line = pipeline.log_line("recall", search, None, 1.0, True)
     assert "sk-proj" not in line["query"] and "abcdef" not in line["query"]

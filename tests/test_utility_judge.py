@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from tests.servers.scoring import calibration_answer as scoring_answer, calibration_question_in
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin
 
 MEMORY_LINE = re.compile(r"^(\d+): (.*)$", re.MULTILINE)
@@ -33,25 +34,38 @@ def probe_answer(message: str) -> str:
     return str([n for n, text in shown_memories(message) if "Paris" in text])
 
 
+def calibration_answer(message: str) -> str | None:
+    """What a capable model answers to one of the plugin's calibration questions
+    (helpers/scoring/calibration_set.json): the memory that answers it; None for any
+    other prompt."""
+    question = calibration_question_in(message)
+    if question is None:
+        return None
+    answer = " ".join(scoring_answer(question).split())
+    return str([n for n, text in shown_memories(message) if answer.startswith(text.rstrip(".… "))][:1])
+
+
 class Judge:
     """A scripted utility model: ``pick(memories) -> answer text`` for recall prompts, a
     sensible answer to the probe (unless ``probe`` says otherwise); records every call."""
 
-    def __init__(self, pick, probe=probe_answer):
-        self.pick, self.probe = pick, probe
+    def __init__(self, pick, probe=probe_answer, calibrated=True):
+        self.pick, self.probe, self.calibrated = pick, probe, calibrated
         self.calls: list[tuple[str, str]] = []
 
     def __call__(self, system: str, message: str) -> str:
         self.calls.append((system, message))
         if is_probe(message):
             return self.probe(message)
+        if self.calibrated and (known := calibration_answer(message)) is not None:
+            return known
         if not is_ours(message):  # the host's own post-filter asks the same model
             return "[0]"
         return self.pick(shown_memories(message))
 
     @property
     def recall_calls(self):
-        return [c for c in self.calls if is_ours(c[1]) and not is_probe(c[1])]
+        return [c for c in self.calls if is_ours(c[1]) and not is_probe(c[1]) and calibration_question_in(c[1]) is None]
 
 
 class SlowJudge(Judge):

@@ -14,7 +14,7 @@ pytest.importorskip("litellm")
 
 from tests.servers.openai_chat import ChatServer  # noqa: E402
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin  # noqa: E402
-from tests.test_utility_judge import is_probe, probe_answer, shown_memories  # noqa: E402
+from tests.test_utility_judge import calibration_answer, is_probe, probe_answer, shown_memories  # noqa: E402
 
 KEY = "sk-judge-0123456789abcdefXYZ"
 
@@ -34,6 +34,8 @@ def chat_model_answer(system: str, message: str) -> str:
     """A chat model's habits: a sentence, then the list in a code fence."""
     if is_probe(message):
         return f"Looking at these, the relevant one is:\n```json\n{probe_answer(message)}\n```"
+    if (known := calibration_answer(message)) is not None:
+        return f"The answer is:\n```json\n{known}\n```"
     memories = shown_memories(message)
     return f"Here are the useful memories, best first:\n```json\n[{memories[-1][0]}, {memories[0][0]}]\n```"
 
@@ -73,8 +75,10 @@ def test_a_real_litellm_call_judges_a_recall(host, stream):
         sent = list(server.requests)
     assert result["error"] is None
     assert stats.snapshot()["totals"]["reranked"] == 2
-    judged = [r for r in sent if not is_probe(r["messages"][-1]["content"])]
-    assert len(judged) == 2 and len(sent) == 3  # the probe once, then one call per search
+    calibration = [r for r in sent if calibration_answer(r["messages"][-1]["content"]) is not None]
+    judged = [r for r in sent if not is_probe(r["messages"][-1]["content"]) and r not in calibration]
+    # the probe once, the calibration questions once, then one call per search
+    assert len(judged) == 2 and len(calibration) == 12 and len(sent) == 15
     assert all(r["model"] == "judge-model" and bool(r.get("stream")) == stream for r in sent)
     assert [m["role"] for m in judged[0]["messages"]] == ["system", "user"]
     deepest = shown_memories(judged[0]["messages"][1]["content"])[-1][1]

@@ -26,6 +26,9 @@ RRF_K = 60  # the constant of the original paper; see the README for the k measu
 # noise reaches, in standard deviations. Chosen on the tuning half of the bench: a noisy or
 # weak reranker's picks rarely stand out that far, a good one's relevant ones do.
 STANDOUT = 0.9
+# The bar for a reranker that earned only some say on the calibration set
+# (scoring/calibration.py): its picks must stand out further.
+STANDOUT_SOME = 1.1
 
 
 def fuse(lists: Sequence[Sequence[Any]], key: Callable[[Any], Hashable], k: float = RRF_K) -> list[tuple[Any, float]]:
@@ -42,8 +45,8 @@ def fuse(lists: Sequence[Sequence[Any]], key: Callable[[Any], Hashable], k: floa
     return [(items[name], scores[name]) for name in order]
 
 
-def standing_out(scores: Sequence[float], scale: str) -> list[bool]:
-    """Which scores stand out from the pool of n: at least STANDOUT x sqrt(2 ln n) robust
+def standing_out(scores: Sequence[float], scale: str, bar: float = STANDOUT) -> list[bool]:
+    """Which scores stand out from the pool of n: at least ``bar`` x sqrt(2 ln n) robust
     standard deviations (1.4826 x the median absolute deviation; the plain deviation when
     more than half the pool scores alike) above the pool's median. Probabilities are read
     as logits first, so a sigmoid's saturation near 0 and 1 does not hide how far apart two
@@ -55,8 +58,8 @@ def standing_out(scores: Sequence[float], scale: str) -> list[bool]:
     spread = 1.4826 * statistics.median(abs(v - middle) for v in values) or statistics.pstdev(values)
     if spread <= 1e-12:
         return [False] * len(values)  # every score alike: nothing stands out
-    bar = STANDOUT * math.sqrt(2 * math.log(len(values)))
-    return [(v - middle) / spread >= bar for v in values]
+    height = bar * math.sqrt(2 * math.log(len(values)))
+    return [(v - middle) / spread >= height for v in values]
 
 
 def _logit(p: float) -> float:

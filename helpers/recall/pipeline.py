@@ -27,9 +27,10 @@ from .. import mode
 from ..errors import DeadlineExceeded
 from ..report import changes, shadow_log
 from ..report.stats import CallRecord, STATS
+from ..scoring import calibration
 from ..scoring.client import Deadline
 from ..scoring.privacy import redact
-from ..scoring.score import Scored, score_documents
+from ..scoring.score import Scored, earned_say, score_documents
 from ..settings import Settings
 from . import budget, failures, fusion, policies, recall_line, store_search, texts
 
@@ -76,6 +77,7 @@ class Search:
     pool: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
     rerank_query: str = ""
     scored: Scored | None = None  # the reranker's scores for ``pool``, when it answered
+    trust: calibration.Trust | None = None  # the say the reranker earned (scoring/calibration.py)
     unavailable: str = ""  # why the reranker was not used, when one is configured
     unavailable_words: str = ""  # the same in plain words, for the chat
     # The pool in the reranker's order after the policies (floor, recency, diversity);
@@ -114,7 +116,7 @@ async def run(memory: Any, search: Search) -> Search:
     await gather(memory, search)
     fuse(search)
     if search.pool:
-        await score(search)
+        await score(search, memory)
         apply_policies(memory, search)
         combine(search)
     return search
@@ -194,10 +196,11 @@ def fuse(search: Search) -> None:
     search.pool = search.fused + [doc for doc, _ in below if store_search.doc_key(doc) not in in_fused]
 
 
-async def score(search: Search) -> None:
-    """The reranker's scores for the pool, or why there are none. Never raises, except
-    cancellation: every failure leaves the fused order standing. The call gets its own
-    timeout or what is left of the recall's deadline, whichever is shorter."""
+async def score(search: Search, memory: Any = None) -> None:
+    """The reranker's scores for the pool and the say it earned, or why there are none.
+    Never raises, except cancellation: every failure leaves the fused order standing. The
+    call gets its own timeout or what is left of the recall's deadline, whichever is
+    shorter; the calibration (once per reranker) shares that deadline."""
     settings = search.settings
     if not settings.has_reranker:
         return
@@ -207,6 +210,7 @@ async def score(search: Search) -> None:
             raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
             search.scored = await score_documents(settings, search.rerank_query, [d.page_content for d in search.pool], deadline)
+            search.trust = await earned_say(settings, deadline, _embedder_of(memory))
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -215,10 +219,19 @@ async def score(search: Search) -> None:
         log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable)
 
 
+def _embedder_of(memory: Any) -> Any:
+    return getattr(getattr(memory, "db", None), "embedding_function", None)
+
+
+def has_say(search: Search) -> bool:
+    """The reranker answered and earned a say on the calibration set."""
+    return search.scored is not None and search.trust is not None and search.trust.has_say
+
+
 def apply_policies(memory: Any, search: Search) -> None:
     """The floor, recency and diversity on the reranker's order, or on the fused one."""
     similarities = lambda docs: store_search.similarity_matrix(memory, docs)  # noqa: E731
-    if search.scored is not None:
+    if has_say(search):
         outcome = policies.order(search.settings, search.pool, search.scored.scores, search.scored.scale,
                                     search.scored.verdict, similarities=similarities)
     else:
@@ -235,10 +248,11 @@ def combine(search: Search) -> None:
     its order. Then the host's own first memory is kept within the prompt's slots, and
     Agent Zero's knowledge files go after the user's own memories."""
     docs = search.judged
-    if search.scored is not None and docs:
+    if has_say(search) and docs:
         kept = {store_search.doc_key(d) for d in docs}  # what the floor kept holds for both
         score_of = {store_search.doc_key(d): s for d, s in zip(search.pool, search.scored.scores)}
-        flags = fusion.standing_out([score_of[store_search.doc_key(d)] for d in docs], search.scored.scale)
+        bar = fusion.STANDOUT if search.trust.say == calibration.FULL else fusion.STANDOUT_SOME
+        flags = fusion.standing_out([score_of[store_search.doc_key(d)] for d in docs], search.scored.scale, bar)
         confident = [d for d, out in zip(docs, flags) if out]
         merged = fusion.combine([d for d in search.fused if store_search.doc_key(d) in kept], confident, store_search.doc_key)
         placed = {store_search.doc_key(d) for d in merged}
@@ -272,7 +286,7 @@ def record(search: Search, host_result: list | None, latency: float) -> None:
         return
     if not pool_size:
         outcome = "empty"  # nothing matched: nothing to order
-    elif search.scored is not None:
+    elif has_say(search):
         outcome = "reranked"
     else:
         outcome = "fused"
@@ -297,7 +311,8 @@ def log_line(caller: str, search: Search, host_result: list | None, latency_ms: 
         "pool": ids(search.pool),  # what the reranker was asked to judge
         "host_order": ids(host),
         "reranked_order": ids(search.docs),  # what the plugin returns (or would)
-        "reranker_order": ids(search.judged) if search.scored is not None else [],
+        "reranker_order": ids(search.judged) if has_say(search) else [],
+        "reranker_say": search.trust.say if search.trust is not None else "",
         "scores": dict(zip(ids(search.pool), (round(s, 6) for s in scores))),
         "reranker_unavailable": search.unavailable,
         "latency_ms": latency_ms,
@@ -308,8 +323,10 @@ def explain(search: Search, host_result: list | None) -> None:
     """The recall's line in the chat (recall_line.py): the mode, what this search changed."""
     settings = search.settings
     verdict = search.scored.verdict if search.scored is not None else None
-    if search.scored is not None:
+    if has_say(search):
         head = mode.chat_words(settings, verdict.route if verdict else None)
+    elif search.scored is not None:
+        head = f"{mode.CHAT[mode.FUSION]}; {mode.no_say_words(settings, verdict.route if verdict else None, search.trust)}"
     elif search.unavailable:
         head = f"{mode.CHAT[mode.FUSION]}; the reranker was not used: {search.unavailable_words}"
     else:

@@ -14,7 +14,7 @@ from .. import mode
 from ..errors import BreakerOpen, NotConfigured, Refused, RerankError
 from ..settings import Settings, SettingsError
 from ..settings_cache import load_settings
-from . import calling_agent, client, privacy, probe_cache, scorers
+from . import calibration, calling_agent, client, privacy, probe_cache, scorers
 from .breaker import BREAKER, TRIAL
 from .cache import CACHE
 from .verdicts import Verdict, failed_report
@@ -92,6 +92,22 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
         if admitted == TRIAL:  # settled above, unless cancelled: then the next caller may try
             BREAKER.release_trial(key)
     return Scored(scores, fresh_verdict.scale, fresh_verdict, latency_ms)
+
+
+async def earned_say(settings: Settings, deadline: client.Deadline, embedder: Any = None) -> calibration.Trust:
+    """The say the settings' scorer earned on the calibration set (calibration.py): kept,
+    or measured now within ``deadline``, once its probe has passed. The calibration's text
+    is the plugin's own, so the scorer is asked directly: its calls neither count toward
+    the breaker nor fill the score cache."""
+    scorer = scorers.for_settings(settings)
+    verdict = probe_cache.cached(settings)
+    if scorer is None or verdict is None:
+        return calibration.Trust(calibration.UNMEASURED, reason="it has not passed its probe")
+
+    async def score(query: str, documents: Sequence[str], within: client.Deadline) -> list[float]:
+        return await scorer.score(settings, verdict, query, list(documents), within)
+
+    return await calibration.trust(settings, score, deadline, embedder)
 
 
 def _cache_lookup(settings: Settings, verdict: Verdict, query: str, documents: Sequence[str]):

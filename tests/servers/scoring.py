@@ -8,12 +8,19 @@ exactly what a server will answer.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import math
 import re
+from pathlib import Path
 
 __all__ = [
     "relevance",
+    "word_overlap",
+    "calibration_label",
+    "calibration_question_in",
+    "calibration_answer",
     "probability",
     "sigmoid",
     "logit",
@@ -81,8 +88,46 @@ def _total(stems) -> float:
     return sum(_weight(s) for s in sorted(stems))
 
 
+# The plugin's calibration set (helpers/scoring/calibration_set.json): the stand-in model
+# knows its answers, as a capable cross-encoder does, so a server built on ``relevance``
+# earns its say in recall; a test of a weak reranker uses ``word_overlap`` alone.
+_CALIBRATION = Path(__file__).resolve().parents[2] / "helpers" / "scoring" / "calibration_set.json"
+
+
+@functools.lru_cache(maxsize=1)
+def _calibration_answers() -> dict[str, tuple[str, frozenset[str]]]:
+    items = json.loads(_CALIBRATION.read_text(encoding="utf-8"))["items"]
+    return {i["query"].strip(): (i["candidates"][i["answer"]].strip(), frozenset(c.strip() for c in i["candidates"])) for i in items}
+
+
+def calibration_label(query: str, document: str) -> bool | None:
+    """True/False for a calibration question and one of its candidates, else None."""
+    known = _calibration_answers().get(query.strip())
+    if known is None or document.strip() not in known[1]:
+        return None
+    return document.strip() == known[0]
+
+
+def calibration_question_in(text: str) -> str | None:
+    """The calibration question ``text`` holds (a request body, a judge's prompt), if any."""
+    return next((q for q in _calibration_answers() if q in text), None)
+
+
+def calibration_answer(question: str) -> str:
+    return _calibration_answers()[question.strip()][0]
+
+
 def relevance(query: str, document: str) -> float:
-    """Relevance of `document` to `query` in logit units, in [-6, +7]."""
+    """Relevance of `document` to `query` in logit units, in [-6, +7]: word overlap, and
+    the answers of the plugin's calibration questions, as a capable model knows them."""
+    label = calibration_label(query, document)
+    if label is not None:
+        return 6.5 if label else NO_OVERLAP + 1.0
+    return word_overlap(query, document)
+
+
+def word_overlap(query: str, document: str) -> float:
+    """Relevance by shared words alone, in logit units, in [-6, +7]."""
     q, d = content_stems(query), content_stems(document)
     shared = q & d
     if not shared:

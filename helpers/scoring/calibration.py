@@ -1,0 +1,272 @@
+"""How much say a reranker earns in recall: measured on a labelled set, never assumed.
+
+The probe (verdicts.py) only asks whether one relevant document outranks one irrelevant
+one; every reranker people actually point the plugin at passes it, a weak one as well as a
+strong one. So once a scorer has passed its probe, it is also asked to order the
+calibration set (calibration_set.json): short questions, each with one memory that answers
+it and four that do not, in the traps embeddings and keywords fall into (a problem told
+without its name, the current fact beside an outdated or a staging one, the wrong person,
+date or number with the right words, negation). Its mean reciprocal rank of the answer is
+compared with that of Agent Zero's own embedder on the same set, and the difference is
+its say:
+
+    none   not clearly better than the embedder: the fused order stands as it is
+    some   clearly better: only its picks that stand out far from the pool take a place
+    full   much better: its picks that stand out take the better of their two places
+
+A tie among scores counts against the answer (a judge that scores everything alike gets
+the worst rank), so a reranker that cannot tell the memories apart earns nothing.
+
+The result is kept per probe verdict key (the endpoint, model, API, key, scorer's own key),
+so a change of any of them measures again; a measurement that did not finish is tried
+again after a cool-down that doubles, so a slow judge is not asked on every recall.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Sequence
+
+from ..errors import RerankError
+from ..settings import Settings
+from . import probe_cache
+from .client import Deadline
+
+NONE, SOME, FULL, UNMEASURED = "none", "some", "full", "unmeasured"
+
+# How far above the embedder's mean reciprocal rank a reranker must reach. A reranker
+# that orders at random scores about 0.46 on five candidates (one answer), with a spread of
+# about 0.09 over twelve questions; the embedder scores below that on these traps, so the
+# bars are also absolute: no say below 0.58, full say from 0.7. Measured on the bench's
+# simulated rerankers (bench/relevance_rerankers.py): noise of σ 1 scores 1.00, σ 2 0.72,
+# σ 4 0.64; Agent Zero's embedder 0.41 and the built-in BM25 0.30.
+SOME_GAIN, SOME_AT_LEAST = 0.15, 0.58
+FULL_GAIN, FULL_AT_LEAST = 0.25, 0.7
+
+# Agent Zero's default embedder (all-MiniLM-L6-v2) on the set, for when the embedder in
+# use cannot be asked (Test connection outside a chat): `python -m bench.calibration`.
+DEFAULT_EMBEDDER = "Agent Zero's default embedder (all-MiniLM-L6-v2)"
+DEFAULT_EMBEDDER_MRR = 0.406
+
+RETRY_AFTER_S, RETRY_AT_MOST_S = 60.0, 3600.0
+# At most this many calibration calls at once: a local server with one slot keeps working on
+# a call the client gave up on, and the recall's own calls must not queue behind many.
+CONCURRENCY = 4
+# A recall starts a calibration only with this much of its call's time left; with less, the
+# reranker has no say in that recall and the calibration waits for one with more.
+MIN_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class Item:
+    trap: str
+    query: str
+    candidates: tuple[str, ...]
+    answer: int
+
+
+def _load() -> tuple[Item, ...]:
+    data = json.loads((Path(__file__).with_name("calibration_set.json")).read_text(encoding="utf-8"))
+    return tuple(Item(i["trap"], i["query"], tuple(i["candidates"]), int(i["answer"])) for i in data["items"])
+
+
+ITEMS = _load()
+
+
+@dataclass(frozen=True)
+class Trust:
+    """What a reranker earned on the calibration set."""
+
+    say: str  # none | some | full | unmeasured
+    reranker: float | None = None  # its mean reciprocal rank of the answer
+    embedder: float | None = None  # Agent Zero's embedder's, on the same set
+    embedder_name: str = DEFAULT_EMBEDDER
+    calls: int = 0
+    seconds: float = 0.0
+    reason: str = ""  # why it is unmeasured
+
+    @property
+    def has_say(self) -> bool:
+        return self.say in (SOME, FULL)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"say": self.say, "reranker_mrr": _round(self.reranker), "embedder_mrr": _round(self.embedder),
+                "embedder": self.embedder_name, "calls": self.calls, "seconds": round(self.seconds, 2),
+                "questions": len(ITEMS), "reason": self.reason}
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def reciprocal_rank(scores: Sequence[float], answer: int) -> float:
+    """1 / the answer's rank, every tie counted above it (a tie earns nothing)."""
+    mine = scores[answer]
+    if not _finite(mine):
+        return 0.0
+    above = sum(1 for i, s in enumerate(scores) if i != answer and (not _finite(s) or s >= mine))
+    return 1.0 / (1 + above)
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def say_for(reranker: float, embedder: float) -> str:
+    if reranker >= max(embedder + FULL_GAIN, FULL_AT_LEAST):
+        return FULL
+    if reranker >= max(embedder + SOME_GAIN, SOME_AT_LEAST):
+        return SOME
+    return NONE
+
+
+# --- the embedder's own score --------------------------------------------------------------
+Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
+_embedder_scores: dict[int, tuple[Any, float]] = {}  # id(embedder) -> (embedder, its MRR)
+_embedder_lock = threading.Lock()
+_last_embedder: list[float] = []  # the last one measured, for Test connection outside a chat
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b)) or 1.0
+    return dot / norm
+
+
+async def embedder_score(embedder: Any | None) -> tuple[float, str]:
+    """(the embedder's MRR on the set, what it is called). Measured once per embedder
+    object; without one, the last one measured in this process, else the default's."""
+    if embedder is None:
+        with _embedder_lock:
+            last = _last_embedder[-1] if _last_embedder else None
+        return (last, "Agent Zero's embedder") if last is not None else (DEFAULT_EMBEDDER_MRR, DEFAULT_EMBEDDER)
+    with _embedder_lock:
+        known = _embedder_scores.get(id(embedder))
+    if known is not None and known[0] is embedder:
+        return known[1], "Agent Zero's embedder"
+    texts = [t for item in ITEMS for t in (item.query, *item.candidates)]
+    if hasattr(embedder, "aembed_documents"):
+        vectors = await embedder.aembed_documents(texts)
+    else:  # a bare callable, as LangChain's FAISS also accepts
+        vectors = [await asyncio.to_thread(embedder, t) for t in texts]
+    score, at = 0.0, 0
+    for item in ITEMS:
+        query, *candidates = vectors[at : at + 1 + len(item.candidates)]
+        at += 1 + len(item.candidates)
+        score += reciprocal_rank([_cosine(query, c) for c in candidates], item.answer)
+    mrr = score / len(ITEMS)
+    with _embedder_lock:
+        _embedder_scores[id(embedder)] = (embedder, mrr)
+        _last_embedder[:] = [mrr]
+    return mrr, "Agent Zero's embedder"
+
+
+# --- measuring a reranker --------------------------------------------------------------------
+ScoreFn = Callable[[str, Sequence[str], Deadline], Awaitable[Sequence[float]]]
+
+
+async def measure(score: ScoreFn, deadline: Deadline, embedder: Any | None = None) -> Trust:
+    """Order every calibration question with ``score`` (CONCURRENCY at once, within ``deadline``)
+    and compare with the embedder. Never raises but for cancellation: a failure is
+    ``unmeasured`` with its reason."""
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(max(0.0, deadline.remaining())):
+            slots = asyncio.Semaphore(CONCURRENCY)
+
+            async def one(item: Item) -> Sequence[float]:
+                async with slots:
+                    return await score(item.query, item.candidates, deadline)
+
+            answers = await asyncio.gather(*(one(item) for item in ITEMS))
+            embedder_mrr, embedder_name = await embedder_score(embedder)
+    except asyncio.CancelledError:
+        raise
+    except TimeoutError:
+        return Trust(UNMEASURED, calls=len(ITEMS), seconds=time.monotonic() - started,
+                     reason=f"the {len(ITEMS)} calibration questions were not all answered in time")
+    except RerankError as exc:
+        return Trust(UNMEASURED, calls=len(ITEMS), seconds=time.monotonic() - started, reason=str(exc))
+    except Exception as exc:  # an embedder failure: the type only
+        return Trust(UNMEASURED, calls=len(ITEMS), seconds=time.monotonic() - started,
+                     reason=f"the calibration failed ({type(exc).__name__})")
+    mrr = sum(reciprocal_rank(list(s), item.answer) for s, item in zip(answers, ITEMS)) / len(ITEMS)
+    return Trust(say_for(mrr, embedder_mrr), mrr, embedder_mrr, embedder_name, len(ITEMS), time.monotonic() - started)
+
+
+# --- kept per reranker -----------------------------------------------------------------------
+_known: dict[tuple, Trust] = {}
+_retry: dict[tuple, tuple[float, float]] = {}  # key -> (not before, the next cool-down)
+_lock = threading.Lock()
+
+
+def known(settings: Settings) -> Trust | None:
+    with _lock:
+        return _known.get(probe_cache.cache_key(settings))
+
+
+async def trust(settings: Settings, score: ScoreFn, deadline: Deadline, embedder: Any | None = None) -> Trust:
+    """The reranker's say for these settings: kept, or measured now within ``deadline``.
+    An unfinished measurement is not kept, and not tried again before its cool-down."""
+    key = probe_cache.cache_key(settings)
+    now = time.monotonic()
+    with _lock:
+        if key in _known:
+            return _known[key]
+        not_before, _ = _retry.get(key, (0.0, RETRY_AFTER_S))
+    if now < not_before:
+        return Trust(UNMEASURED, reason="the last calibration did not finish; it is tried again later")
+    if deadline.remaining() < MIN_SECONDS:
+        return Trust(UNMEASURED, reason=f"less than {MIN_SECONDS:g} s were left to measure it in this recall")
+    result = await measure(score, deadline, embedder)
+    remember(settings, result)
+    return result
+
+
+def remember(settings: Settings, result: Trust) -> None:
+    key = probe_cache.cache_key(settings)
+    with _lock:
+        if result.say == UNMEASURED:
+            _, cool = _retry.get(key, (0.0, RETRY_AFTER_S))
+            _retry[key] = (time.monotonic() + cool, min(cool * 2, RETRY_AT_MOST_S))
+        else:
+            _known[key] = result
+            _retry.pop(key, None)
+
+
+def forget() -> None:
+    """Testing switch (reset_state): forget every measurement and the embedders' scores."""
+    with _lock:
+        _known.clear()
+        _retry.clear()
+    with _embedder_lock:
+        _embedder_scores.clear()
+        _last_embedder.clear()
+
+
+# --- words -----------------------------------------------------------------------------------
+def words(result: Trust, name: str) -> str:
+    """One sentence for Test connection and the status tool: how it did against Agent
+    Zero's own search on the calibration set, and what that means for recall."""
+    if result.say == UNMEASURED:
+        return f"{name} has no say in recall yet: its calibration did not finish ({result.reason})"
+    figures = (f"on {len(ITEMS)} calibration questions it scored {result.reranker:.2f} (1.00: the answer always "
+               f"first), {result.embedder_name} {result.embedder:.2f}")
+    if result.say == FULL:
+        return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall"
+    if result.say == SOME:
+        return (f"{name} is trusted a little: {figures}; only its picks that stand out far from the rest "
+                "may move the plugin's fused order")
+    if result.reranker is not None and result.embedder is not None and abs(result.reranker - result.embedder) < 0.02:
+        why = "it orders like an embedding model, not a reranker"
+    elif result.reranker is not None and result.embedder is not None and result.reranker < result.embedder:
+        why = "it did worse than the embedder"
+    else:
+        why = "it was not clearly better than the embedder"
+    return f"{name} gets no say in recall: {figures}, so {why}; the plugin's fused order stands"
