@@ -516,6 +516,10 @@ def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[s
     for name, (miss, false) in judges.NOISY_LEVELS.items():
         out[f"judge: misses {miss:.0%}, lists {false:.0%} wrong"] = ("utility", judges.noisy(oracle.label, texts, miss, false), {})
     out["judge: 3 at random"] = ("utility", judges.worse_than_lexical(oracle.label, texts), {})
+    # Weak real judges (issue 22): too slow for the timeout, confidently wrong, positional.
+    out["judge: perfect but slow"] = ("utility", judges.slow(oracle.label, texts, per_char=judges.SLOW_PER_CHAR), {})
+    out["judge: 3 sharing rare words"] = ("utility", judges.word_overlap(oracle.label, texts, picks=3), {})
+    out["judge: the first 3 shown"] = ("utility", judges.positional(oracle.label, texts, picks=3), {})
     return out
 
 
