@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -68,7 +68,7 @@ class Conversation:
     memories: list[dict]  # {"id", "area", "timestamp", "text", "dia_ids"}
     questions: list[dict]  # {"id", "message", "history", "relevant", "evidence", "category", "class"}
     no_gold: int = 0  # questions of categories 1-4 no observation answers (left out)
-    left_out: dict[str, int] = field(default_factory=dict)
+    no_gold_with_evidence: int = 0  # of those, the ones with evidence dia_ids (the paper counts them)
 
 
 def read_conversation(name: str, data: dict) -> Conversation:
@@ -86,7 +86,7 @@ def read_conversation(name: str, data: dict) -> Conversation:
                     raise ValueError(f"{name}.json: {key}/{speaker}: expected [fact, dia_id], got {fact!r:.80}")
                 memories.append({"id": f"L{name}:{len(memories)}", "area": "main", "timestamp": stamp,
                                  "text": fact[0], "dia_ids": dia_ids(fact[1])})
-    questions, no_gold = [], 0
+    questions, no_gold, with_evidence = [], 0, 0
     for n, qa in enumerate(data.get("qa", [])):
         category = qa.get("category")
         if category == LEFT_OUT:
@@ -97,11 +97,12 @@ def read_conversation(name: str, data: dict) -> Conversation:
         gold = [m["id"] for m in memories if m["dia_ids"] & evidence]
         if not gold:
             no_gold += 1
+            with_evidence += bool(evidence)
             continue
         questions.append({"id": f"L{name}:q{n}", "message": qa["question"], "history": "", "relevant": gold,
                           "evidence": evidence, "category": category, "class": CATEGORIES[category],
                           "store": name})
-    return Conversation(name, memories, questions, no_gold)
+    return Conversation(name, memories, questions, no_gold, with_evidence)
 
 
 def load(folder: str | Path = DEFAULT_DIR, *, check: bool = True) -> list[Conversation]:

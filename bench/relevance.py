@@ -628,8 +628,11 @@ async def run_locomo(folder: str, limit: int | None = None, study: bool = False,
         text = {m["id"]: m["text"] for m in conv.memories}
         gold_texts.update({q["id"]: frozenset(text[r].strip() for r in q["relevant"]) for q in conv.questions})
     oracle = AskedOracle()
+    every = not limit  # every question of these conversations is asked
     info: dict[str, Any] = {"conversations": [c.name for c in convs], "memories": sum(len(c.memories) for c in convs),
-                            "no gold (left out)": sum(c.no_gold for c in convs), "knowledge chunks": 0}
+                            "no gold (left out)": sum(c.no_gold for c in convs) if every else None,
+                            "no gold, with evidence": sum(c.no_gold_with_evidence for c in convs) if every else None,
+                            "knowledge chunks": 0}
     with tempfile.TemporaryDirectory() as tmp:
         host = host_root(tmp)
         try:
@@ -729,13 +732,23 @@ def main_locomo(args) -> None:
     table = format_table(rows, questions, LOCOMO_HALF, locomo.CLASSES)
     print(f"\nLoCoMo ({variant}), {len(info['conversations'])} conversations, {info['memories']} memories, "
           f"{info['knowledge chunks']} knowledge chunks; questions: {counts(questions, LOCOMO_HALF, locomo.CLASSES)} "
-          f"({info['no gold (left out)']} with no gold memory left out)\n\n{table}")
+          + (f"({info['no gold (left out)']} with no gold memory left out)" if info["no gold (left out)"] is not None else "(--limit)")
+          + f"\n\n{table}")
+    cells = [r.cells(LOCOMO_HALF, questions, locomo.CLASSES) for r in rows]
+    if info["no gold, with evidence"] is not None:
+        # The paper's measure is over every question with evidence: those no observation
+        # answers are not asked here, and count 0.
+        with_evidence = len(questions) + info["no gold, with evidence"]
+        print(f"\nevidence@5 over all {with_evidence} questions with evidence = evidence@5 all × {len(questions)}/{with_evidence}")
+        for c in cells:
+            if isinstance(c.get("evidence@5 all"), float):
+                c[f"evidence@5 over the {with_evidence} with evidence"] = round(c["evidence@5 all"] * len(questions) / with_evidence, 3)
     _write_dump(args.dump)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     (RESULTS_DIR / "relevance-locomo.json").write_text(json.dumps({
         "data": str(folder), "variant": variant, **info, "questions": len(questions),
         "per class": {c: sum(c in q.classes for q in questions) for c in locomo.CLASSES},
-        "rows": [r.cells(LOCOMO_HALF, questions, locomo.CLASSES) for r in rows],
+        "rows": cells,
         "seconds": {f"{r.reranker} | {r.order}": r.seconds for r in rows},
     }, indent=2, ensure_ascii=False))
 

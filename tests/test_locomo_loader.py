@@ -79,6 +79,7 @@ def test_gold_is_every_observation_meeting_the_evidence_and_questions_without_go
         "open": ("open-domain", sorted([ids["Ana moved to a farm."], ids["Ben plays the tuba."]])),
     }
     assert conv.no_gold == 2  # "no gold" and "no evidence"; category 5 is not counted at all
+    assert conv.no_gold_with_evidence == 1  # "no gold": its evidence meets no observation
     assert all(q["history"] == "" and q["store"] == "7" for q in conv.questions)  # first messages
 
 
