@@ -40,11 +40,12 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from bench.common import RESULTS_DIR
 from bench.relevance_corpus import load
-from bench.relevance_rerankers import MiniLMCosine, NoisyOracle, Oracle
+from bench.relevance_rerankers import AskedOracle, MiniLMCosine, NoisyOracle, Oracle
 
 PROMPT = {"memories": 5, "solutions": 3}  # the host's memory_recall_*_max_result defaults
 MEMORY_FILTER = {"memories": "area == 'main' or area == 'fragments'", "solutions": "area == 'solutions'"}
@@ -156,6 +157,8 @@ class Question:
     half: str
     host_hit: bool = False
     host_first_hit: bool = False
+    store: str | None = None  # the store it is asked against (LoCoMo: its conversation's)
+    dia_ids: dict[str, frozenset] | None = None  # LoCoMo: corpus id -> dia_ids, for the evidence share
 
 
 def _class_of_kind(kind: str) -> str:
@@ -197,18 +200,80 @@ def history_of(q: Question) -> list[tuple[str, str]]:
 
 
 # --- the store ---------------------------------------------------------------------------
-async def _build_store(host, embeddings, memories: list[dict], knowledge_dir: str | None):
+class MemoEmbeddings:
+    """The host's embedder, each distinct text embedded once per run: every pass asks the
+    same questions, and a text's vector does not change between passes. Documents are
+    embedded as the host embeds them (one batch per insert), queries one by one."""
+
+    def __init__(self, inner):
+        from langchain_core.embeddings import Embeddings
+
+        class _Memo(Embeddings):
+            def embed_documents(_, texts):
+                return self.embed_documents(texts)
+
+            def embed_query(_, text):
+                return self.embed_query(text)
+
+        self.inner, self.as_langchain = inner, _Memo()
+        self._documents: dict[str, list[float]] = {}
+        self._queries: dict[str, list[float]] = {}
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._documents]
+        if missing:
+            self._documents.update(zip(missing, self.inner.embed_documents(missing)))
+        return [self._documents[t] for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        if text not in self._queries:
+            self._queries[text] = self.inner.embed_query(text)
+        return self._queries[text]
+
+
+def host_embedder() -> MemoEmbeddings:
+    """all-MiniLM-L6-v2 through the host's own sentence-transformers wrapper."""
+    import models
+
+    return MemoEmbeddings(models.LocalSentenceTransformerWrapper("huggingface", minilm_path(), device="cpu"))
+
+
+async def _insert(memory, memories: list[dict]) -> None:
+    """The memories into the store the host's way, then their own dates as timestamps (for
+    recency features): the host stamps an insert with the time of the insert."""
     from langchain_core.documents import Document
 
-    agent = host.agent()
-    memory = await host.memory(agent, embeddings=embeddings)
     docs = [Document(page_content=m["text"], metadata={"area": m["area"], "corpus_id": m["id"]}) for m in memories]
     await memory.insert_documents(docs)
     stamps = {m["id"]: m["timestamp"] for m in memories}
-    for doc in memory.db.docstore._dict.values():  # the corpus's own dates, for recency features
-        doc.metadata["timestamp"] = stamps[doc.metadata["corpus_id"]]
+    for doc in memory.db.docstore._dict.values():
+        if doc.metadata.get("corpus_id") in stamps:
+            doc.metadata["timestamp"] = stamps[doc.metadata["corpus_id"]]
+
+
+async def _build_store(host, embeddings: MemoEmbeddings, memories: list[dict], knowledge_dir: str | None):
+    agent = host.agent()
+    memory = await host.memory(agent, embeddings=embeddings.as_langchain)
+    await _insert(memory, memories)
     chunks = await _preload_knowledge(host, agent, memory, knowledge_dir)
     return agent, memory, chunks
+
+
+async def _build_locomo_store(host, agent, embeddings: MemoEmbeddings, memories: list[dict],
+                              knowledge: bool, knowledge_dir: str | None):
+    """One conversation's store under the agent's subdir (``Stores.use`` puts it back there
+    per question); with ``knowledge``, Agent Zero's knowledge files too."""
+    from plugins._memory.helpers.memory import abs_db_dir
+
+    memory = await host.memory(agent, embeddings=embeddings.as_langchain)
+    await _insert(memory, memories)
+    chunks = 0
+    if knowledge:
+        # The host records what it imported per subdir; every store here shares one subdir
+        # and must import the files anew.
+        (Path(abs_db_dir(memory.memory_subdir)) / "knowledge_import.json").unlink(missing_ok=True)
+        chunks = await _preload_knowledge(host, agent, memory, knowledge_dir)
+    return memory, chunks
 
 
 async def _preload_knowledge(host, agent, memory, knowledge_dir: str | None) -> int:
@@ -235,29 +300,48 @@ def is_knowledge(doc) -> bool:
 # --- scoring -----------------------------------------------------------------------------
 @dataclass
 class Tally:
-    """Per class and half: a list of booleans (answered or not)."""
+    """Per class and half: a list of booleans (answered or not), and for LoCoMo the share of
+    each question's evidence that reached the prompt."""
 
     hits: dict[tuple[str, str], list[bool]] = field(default_factory=dict)
-    knowledge_shown: dict[str, int] = field(default_factory=lambda: {h: 0 for h in HALVES})
-    kept_answered: dict[str, int] = field(default_factory=lambda: {h: 0 for h in HALVES})
-    kept_first: dict[str, int] = field(default_factory=lambda: {h: 0 for h in HALVES})
+    evidence: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    knowledge_shown: dict[str, int] = field(default_factory=dict)
+    kept_answered: dict[str, int] = field(default_factory=dict)
+    kept_first: dict[str, int] = field(default_factory=dict)
 
-    def add(self, q: Question, hit: bool, knowledge: bool = False) -> None:
+    def add(self, q: Question, hit: bool, knowledge: bool = False, evidence: float | None = None) -> None:
         for c in q.classes:
             self.hits.setdefault((c, q.half), []).append(hit)
-        self.knowledge_shown[q.half] += knowledge
-        self.kept_answered[q.half] += q.host_hit and hit
-        self.kept_first[q.half] += q.host_first_hit and hit
+            if evidence is not None:
+                self.evidence.setdefault((c, q.half), []).append(evidence)
+        for count, value in ((self.knowledge_shown, knowledge), (self.kept_answered, q.host_hit and hit),
+                             (self.kept_first, q.host_first_hit and hit)):
+            count[q.half] = count.get(q.half, 0) + value
 
     def share(self, cls: str, half: str) -> float | None:
         v = self.hits.get((cls, half))
         return round(sum(v) / len(v), 3) if v else None
 
+    def evidence_share(self, cls: str, half: str) -> float | None:
+        v = self.evidence.get((cls, half))
+        return round(sum(v) / len(v), 3) if v else None
 
-def _answered(q: Question, memories: list, solutions: list) -> tuple[bool, bool]:
-    """(a relevant memory reached the prompt, an Agent Zero knowledge chunk did)."""
+
+def _answered(q: Question, memories: list, solutions: list) -> tuple[bool, bool, float | None]:
+    """(a relevant memory reached the prompt, an Agent Zero knowledge chunk did, the share
+    of the question's evidence dia_ids the prompt's memories cover: LoCoMo's own measure,
+    None elsewhere)."""
     shown = memories[: PROMPT["memories"]] + solutions[: PROMPT["solutions"]]
-    return any(corpus_id(d) in q.data["relevant"] for d in shown), any(is_knowledge(d) for d in shown)
+    hit = any(corpus_id(d) in q.data["relevant"] for d in shown)
+    return hit, any(is_knowledge(d) for d in shown), _evidence_share(q, shown)
+
+
+def _evidence_share(q: Question, shown: list) -> float | None:
+    evidence = q.data.get("evidence")
+    if not evidence or q.dia_ids is None:
+        return None
+    covered = set().union(*(q.dia_ids.get(corpus_id(d), ()) for d in shown))
+    return len(covered & evidence) / len(evidence)
 
 
 @dataclass
@@ -267,34 +351,60 @@ class Row:
     tally: Tally
     failures: int = 0
     counts: bool = True  # "kept" and knowledge columns mean something for this row
+    seconds: float = 0.0  # the pass's wall time
 
-    def cells(self, half: str, questions: list[Question]) -> dict[str, Any]:
+    def cells(self, half: str, questions: list[Question], classes: tuple[str, ...] = CLASSES) -> dict[str, Any]:
         answered = sum(q.host_hit for q in questions if q.half == half)
         firsts = sum(q.host_first_hit for q in questions if q.half == half)
+        evidence = {}
+        if any(q.dia_ids is not None for q in questions):
+            evidence = {f"evidence@5 {c}": self.tally.evidence_share(c, half) if self.counts else "-" for c in classes}
         return {
             "reranker": self.reranker, "order": self.order,
-            **{c: self.tally.share(c, half) for c in CLASSES},
-            "A0 knowledge shown": self.tally.knowledge_shown[half] if self.counts else "-",
-            "host answered, kept": f"{self.tally.kept_answered[half]}/{answered}" if self.counts else "-",
-            "host's first right, kept": f"{self.tally.kept_first[half]}/{firsts}" if self.counts else "-",
+            **{c: self.tally.share(c, half) for c in classes},
+            **evidence,
+            "A0 knowledge shown": self.tally.knowledge_shown.get(half, 0) if self.counts else "-",
+            "host answered, kept": f"{self.tally.kept_answered.get(half, 0)}/{answered}" if self.counts else "-",
+            "host's first right, kept": f"{self.tally.kept_first.get(half, 0)}/{firsts}" if self.counts else "-",
             "reranker failures": self.failures,
         }
 
 
-async def host_alone(host, agent, questions: list[Question]) -> Row:
+class Stores:
+    """The memory stores the questions are asked against, by name (the own corpus: one, named
+    None; LoCoMo: one per conversation). ``use`` makes a question's store the agent's, as
+    ``Memory.reload`` replaces a store under its subdir, and tells ``on_use`` (the LoCoMo
+    oracle) which question is being asked."""
+
+    def __init__(self, subdir: str, on_use: Callable[[Question], None] | None = None):
+        self.subdir, self.on_use = subdir, on_use
+        self.by_name: dict[str | None, Any] = {}
+
+    def use(self, q: Question):
+        from plugins._memory.helpers.memory import Memory
+
+        memory = self.by_name[q.store]
+        Memory.index[self.subdir] = memory.db
+        if self.on_use is not None:
+            self.on_use(q)
+        return memory
+
+
+async def host_alone(host, agent, stores: Stores, questions: list[Question]) -> Row:
     host.toggle(False)
     tally = Tally()
     for q in questions:
+        stores.use(q)
         result = await host.recall(agent, q.data["message"], history_of(q))
-        hit, knowledge = _answered(q, result["memories"], result["solutions"])
+        hit, knowledge, evidence = _answered(q, result["memories"], result["solutions"])
         q.host_hit = hit
         firsts = result["memories"][:1] + result["solutions"][:1]
         q.host_first_hit = any(corpus_id(d) in q.data["relevant"] for d in firsts)
-        tally.add(q, hit, knowledge)
+        tally.add(q, hit, knowledge, evidence)
     return Row("-", "host alone (plugin off)", tally)
 
 
-async def message_alone(memory, questions: list[Question]) -> tuple[Row, Row]:
+async def message_alone(stores: Stores, questions: list[Question]) -> tuple[Row, Row]:
     """The reference: a plain search of the store with the user's message alone, no
     threshold, the host's prompt slots; and whether its top 40 holds an answer (what a
     pool sent to a reranker must hold at least)."""
@@ -302,6 +412,7 @@ async def message_alone(memory, questions: list[Question]) -> tuple[Row, Row]:
 
     shown, deep = Tally(), Tally()
     for q in questions:
+        memory = stores.use(q)
         found, pool = {}, set()
         for area, condition in MEMORY_FILTER.items():
             comparator = Memory._get_comparator(condition)
@@ -309,14 +420,13 @@ async def message_alone(memory, questions: list[Question]) -> tuple[Row, Row]:
                 q.data["message"], k=REFERENCE_POOL, filter=comparator, fetch_k=10 * REFERENCE_POOL)
             found[area] = [d for d, _ in hits]
             pool |= {corpus_id(d) for d, _ in hits}
-        hit, knowledge = _answered(q, found["memories"], found["solutions"])
-        shown.add(q, hit, knowledge)
+        shown.add(q, *_answered(q, found["memories"], found["solutions"]))
         deep.add(q, bool(pool & set(q.data["relevant"])))
     return (Row("-", "message alone, no threshold (reference)", shown),
             Row("-", f"message alone: an answer in its top {REFERENCE_POOL}", deep, counts=False))
 
 
-async def plugin_pass(host, agent, questions: list[Question], config: dict) -> tuple[Tally, Tally, list[list[Snapshot]], int]:
+async def plugin_pass(host, agent, stores: Stores, questions: list[Question], config: dict) -> tuple[Tally, Tally, list[list[Snapshot]], int]:
     """One pass of the real wrapped recall: what the plugin returned, whether the pool it
     gathered held an answer, and the snapshots of each question's searches."""
     host.toggle(True)
@@ -329,11 +439,11 @@ async def plugin_pass(host, agent, questions: list[Question], config: dict) -> t
     try:
         for q in questions:
             snaps.clear()
+            stores.use(q)
             result = await host.recall(agent, q.data["message"], history_of(q))
             if result["error"] is not None:
                 raise RuntimeError(f"recall failed for {q.data['id']}: {result['error']}")
-            hit, knowledge = _answered(q, result["memories"], result["solutions"])
-            shipped.add(q, hit, knowledge)
+            shipped.add(q, *_answered(q, result["memories"], result["solutions"]))
             pool = {corpus_id(d) for s in snaps for d in s.candidates}
             pooled.add(q, bool(pool & set(q.data["relevant"])))
             per_question.append(list(snaps))
@@ -390,91 +500,170 @@ def _dump(name: str, questions: list[Question], per_question: list[list[Snapshot
                   for q, snaps in zip(questions, per_question)]
 
 
-def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[str | None, Any]]:
-    """name -> (server kind, scorer), from perfect to weak; "lexical" is the plugin's own,
-    "utility" a simulated utility model judging through rerank_api: utility."""
+def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[str | None, Any, dict]]:
+    """name -> (server kind, scorer, settings of its own), from perfect to weak; "lexical" is
+    the plugin's own, "utility" a simulated utility model judging through rerank_api: utility."""
     from bench import relevance_judges as judges
 
-    out: dict[str, tuple[str | None, Any]] = {
-        "oracle": ("cohere", oracle),
-        "noisy σ2": ("cohere", NoisyOracle(oracle, 2.0)),
-        "noisy σ4": ("cohere", NoisyOracle(oracle, 4.0)),
-        "minilm": ("llamacpp", MiniLMCosine(embeddings.embed_documents)),
-        "lexical": (None, None),
-        "judge: perfect": ("utility", judges.perfect(oracle.label, texts)),
+    out: dict[str, tuple[str | None, Any, dict]] = {
+        "oracle": ("cohere", oracle, {}),
+        "noisy σ2": ("cohere", NoisyOracle(oracle, 2.0), {}),
+        "noisy σ4": ("cohere", NoisyOracle(oracle, 4.0), {}),
+        "minilm": ("llamacpp", MiniLMCosine(embeddings.embed_documents), {}),
+        "lexical": (None, None, {}),
+        "judge: perfect": ("utility", judges.perfect(oracle.label, texts), {}),
     }
     for name, (miss, false) in judges.NOISY_LEVELS.items():
-        out[f"judge: misses {miss:.0%}, lists {false:.0%} wrong"] = ("utility", judges.noisy(oracle.label, texts, miss, false))
-    out["judge: 3 at random"] = ("utility", judges.worse_than_lexical(oracle.label, texts))
+        out[f"judge: misses {miss:.0%}, lists {false:.0%} wrong"] = ("utility", judges.noisy(oracle.label, texts, miss, false), {})
+    out["judge: 3 at random"] = ("utility", judges.worse_than_lexical(oracle.label, texts), {})
+    # Weak real judges (issue 22): too slow for the timeout, confidently wrong, positional.
+    out["judge: perfect but slow"] = ("utility", judges.slow(oracle.label, texts, per_char=judges.SLOW_PER_CHAR), {})
+    out["judge: 3 sharing rare words"] = ("utility", judges.word_overlap(oracle.label, texts, picks=3), {})
+    out["judge: the first 3 shown"] = ("utility", judges.positional(oracle.label, texts, picks=3), {})
     return out
+
+
+async def measure(host, agent, stores: Stores, questions: list[Question], oracle, embeddings: MemoEmbeddings,
+                  texts: list[str], only: list[str] | None, study: bool) -> list[Row]:
+    """Every row over the built stores: the host alone, the message alone, fusion, then each
+    reranker and judge (those ``only`` names, when given)."""
+    from tests.servers import start
+
+    helpers = type("Helpers", (), {"fusion": host.import_plugin("helpers.recall.fusion"), "store_search": host.import_plugin("helpers.recall.store_search")})
+    rows: list[Row] = []
+    started = time.monotonic()
+    rows.append(await host_alone(host, agent, stores, questions))
+    rows += await message_alone(stores, questions)
+    _progress(rows[-2], started, rows[-3:])
+
+    started = time.monotonic()
+    shipped, _, snaps, failures = await plugin_pass(host, agent, stores, questions, {})
+    _dump("none", questions, snaps)
+    rows.append(Row("none", "fusion (no reranker: the default)", shipped, failures))
+    if study:
+        rows += study_rows("none", questions, snaps, helpers)
+    _progress(rows[-1], started, rows[-1:])
+
+    for name, (kind, scorer, config) in rerankers(oracle, embeddings, texts).items():
+        if only and not any(name.startswith(o) for o in only):
+            continue
+        started = time.monotonic()
+        if kind is None:
+            shipped, pooled, snaps, failures = await plugin_pass(host, agent, stores, questions, {"rerank_api": name, **config})
+        elif kind == "utility":
+            from agent import Agent
+
+            agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, scorer)
+            shipped, pooled, snaps, failures = await plugin_pass(host, agent, stores, questions, {"rerank_api": "utility", **config})
+        else:
+            with start(kind, scorer=scorer) as server:
+                shipped, pooled, snaps, failures = await plugin_pass(
+                    host, agent, stores, questions, {"rerank_api": "rerank", "rerank_endpoint": server.url, **config})
+        _dump(name, questions, snaps)
+        rows.append(Row(name, "fusion + reranker (shipped)", shipped, failures))
+        rows.append(Row(name, "an answer in the pool sent to the reranker", pooled, failures, counts=False))
+        if study:
+            rows += study_rows(name, questions, snaps, helpers)
+        _progress(rows[-2], started, rows[-2:])
+    return rows
 
 
 async def run(limit: int | None = None, study: bool = False, knowledge_dir: str | None = None,
               only: list[str] | None = None) -> tuple[list[Row], list[Question], dict]:
+    """The own corpus: one store, both halves."""
     from tests.host.harness import host_root
-    from tests.servers import start
 
     memories, raw_questions = load()
     raw_questions = raw_questions[:limit] if limit else raw_questions
     questions = classify(raw_questions, memories)
     oracle = Oracle(raw_questions, memories)
-    rows: list[Row] = []
     info: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         host = host_root(tmp)
         try:
-            import models
-
-            embeddings = models.LocalSentenceTransformerWrapper("huggingface", minilm_path(), device="cpu")
+            embeddings = host_embedder()
             agent, memory, info["knowledge chunks"] = await _build_store(host, embeddings, memories, knowledge_dir)
-            helpers = type("Helpers", (), {"fusion": host.import_plugin("helpers.recall.fusion"), "store_search": host.import_plugin("helpers.recall.store_search")})
-            started = time.monotonic()
-            rows.append(await host_alone(host, agent, questions))
-            rows += await message_alone(memory, questions)
-            _progress(rows[-2], started)
-
-            started = time.monotonic()
-            shipped, _, snaps, failures = await plugin_pass(host, agent, questions, {})
-            _dump("none", questions, snaps)
-            rows.append(Row("none", "fusion (no reranker: the default)", shipped, failures))
-            if study:
-                rows += study_rows("none", questions, snaps, helpers)
-            _progress(rows[-1], started)
-
+            stores = Stores(memory.memory_subdir)
+            stores.by_name[None] = memory
             texts = [d.page_content for d in memory.db.docstore._dict.values()]
-            for name, (kind, scorer) in rerankers(oracle, embeddings, texts).items():
-                if only and not any(name.startswith(o) for o in only):
-                    continue
-                started = time.monotonic()
-                if kind is None:
-                    shipped, pooled, snaps, failures = await plugin_pass(host, agent, questions, {"rerank_api": name})
-                elif kind == "utility":
-                    from agent import Agent
-
-                    agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, scorer)
-                    shipped, pooled, snaps, failures = await plugin_pass(host, agent, questions, {"rerank_api": "utility"})
-                else:
-                    with start(kind, scorer=scorer) as server:
-                        shipped, pooled, snaps, failures = await plugin_pass(
-                            host, agent, questions, {"rerank_api": "rerank", "rerank_endpoint": server.url})
-                _dump(name, questions, snaps)
-                rows.append(Row(name, "fusion + reranker (shipped)", shipped, failures))
-                rows.append(Row(name, "an answer in the pool sent to the reranker", pooled, failures, counts=False))
-                if study:
-                    rows += study_rows(name, questions, snaps, helpers)
-                _progress(rows[-2], started)
+            rows = await measure(host, agent, stores, questions, oracle, embeddings, texts, only, study)
         finally:
             host.close()
     return rows, questions, info
 
 
-def _progress(row: Row, started: float) -> None:
-    shares = " ".join(f"{h} {row.tally.share('all', h)}" for h in HALVES)
-    print(f"  {row.reranker:9} {row.order:48} {shares}  ({time.monotonic() - started:.0f} s)", file=sys.stderr)
+LOCOMO_HALF = "locomo"  # public: no held-out half; tuned on, and said so
 
 
-def format_table(rows: list[Row], questions: list[Question], half: str) -> str:
-    cells_of = [r.cells(half, questions) for r in rows]
+def locomo_questions(conversations, limit: int | None = None) -> list[Question]:
+    """LoCoMo's questions in file order, each with its category as its class and its
+    conversation as its store."""
+    out = []
+    for conv in conversations:
+        dia_ids = {m["id"]: m["dia_ids"] for m in conv.memories}
+        for data in conv.questions:
+            out.append(Question(data, ("all", data["class"]), LOCOMO_HALF, store=conv.name, dia_ids=dia_ids))
+    return out[:limit] if limit else out
+
+
+async def run_locomo(folder: str, limit: int | None = None, study: bool = False, knowledge: bool = False,
+                     knowledge_dir: str | None = None, only: list[str] | None = None,
+                     conversations: list[str] | None = None) -> tuple[list[Row], list[Question], dict]:
+    """LoCoMo (bench/locomo.py): one store per conversation, built once; every row asks each
+    question against its conversation's store, as the first message of a new chat."""
+    from bench import locomo
+    from tests.host.harness import host_root
+
+    convs = locomo.load(folder)  # asserts the published counts
+    if conversations:
+        unknown = sorted(set(conversations) - {c.name for c in convs})
+        if unknown:
+            raise SystemExit(f"--conversations: no conversation {', '.join(unknown)} in {folder} (there are {', '.join(c.name for c in convs)})")
+        convs = [c for c in convs if c.name in conversations]
+    questions = locomo_questions(convs, limit)
+    asked = {q.store for q in questions}
+    convs = [c for c in convs if c.name in asked]  # --limit: only the stores it asks
+    gold_texts = {}
+    for conv in convs:
+        text = {m["id"]: m["text"] for m in conv.memories}
+        gold_texts.update({q["id"]: frozenset(text[r].strip() for r in q["relevant"]) for q in conv.questions})
+    oracle = AskedOracle()
+    every = not limit  # every question of these conversations is asked
+    info: dict[str, Any] = {"conversations": [c.name for c in convs], "memories": sum(len(c.memories) for c in convs),
+                            "no gold (left out)": sum(c.no_gold for c in convs) if every else None,
+                            "no gold, with evidence": sum(c.no_gold_with_evidence for c in convs) if every else None,
+                            "knowledge chunks": 0}
+    with tempfile.TemporaryDirectory() as tmp:
+        host = host_root(tmp)
+        try:
+            embeddings = host_embedder()
+            agent = host.agent()
+            started = time.monotonic()
+            stores = Stores("", on_use=lambda q: oracle.ask(q.data["message"], gold_texts[q.data["id"]]))
+            for conv in convs:
+                memory, chunks = await _build_locomo_store(host, agent, embeddings, conv.memories, knowledge, knowledge_dir)
+                stores.subdir = memory.memory_subdir
+                stores.by_name[conv.name] = memory
+                info["knowledge chunks"] += chunks
+            print(f"  {len(convs)} stores built ({time.monotonic() - started:.0f} s)", file=sys.stderr)
+            texts = [d.page_content for m in stores.by_name.values() for d in m.db.docstore._dict.values()]
+            rows = await measure(host, agent, stores, questions, oracle, embeddings, texts, only, study)
+        finally:
+            host.close()
+    return rows, questions, info
+
+
+def _progress(row: Row, started: float, timed: list[Row]) -> None:
+    seconds = time.monotonic() - started
+    for r in timed:
+        r.seconds = round(seconds, 1)
+    halves = sorted({half for _, half in row.tally.hits}, key=lambda h: (h != "held", h))
+    shares = " ".join(f"{h} {row.tally.share('all', h)}" for h in halves)
+    print(f"  {row.reranker:9} {row.order:48} {shares}  ({seconds:.0f} s)", file=sys.stderr)
+
+
+def format_table(rows: list[Row], questions: list[Question], half: str, classes: tuple[str, ...] = CLASSES) -> str:
+    cells_of = [r.cells(half, questions, classes) for r in rows]
     headers = list(cells_of[0])
     cells = [[str(c[h]) for h in headers] for c in cells_of]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
@@ -483,33 +672,84 @@ def format_table(rows: list[Row], questions: list[Question], half: str) -> str:
     return "\n".join(lines)
 
 
-def counts(questions: list[Question], half: str) -> str:
-    return ", ".join(f"{c} {sum(1 for q in questions if q.half == half and c in q.classes)}" for c in CLASSES)
+def counts(questions: list[Question], half: str, classes: tuple[str, ...] = CLASSES) -> str:
+    return ", ".join(f"{c} {sum(1 for q in questions if q.half == half and c in q.classes)}" for c in classes)
+
+
+def _write_dump(path: str | None) -> None:
+    if path:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(DUMP, fh)
 
 
 def main(argv=None) -> None:
+    from bench import locomo
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, help="only the first N questions (a quick look)")
     parser.add_argument("--study", action="store_true", help="also print alternative orders of the same searches")
     parser.add_argument("--only", nargs="*", help="only the rerankers whose names start so (e.g. oracle lexical judge)")
-    parser.add_argument("--knowledge", metavar="DIR", help="a real Agent Zero checkout's knowledge/ folder instead of ours")
+    parser.add_argument("--knowledge", metavar="DIR", nargs="?", const="",
+                        help="own corpus: a real Agent Zero checkout's knowledge/ folder instead of ours; "
+                             "LoCoMo: add Agent Zero's knowledge files (ours, or DIR's) to every store as distractors")
     parser.add_argument("--dump", metavar="FILE", help="also write every search's lists, scores and orders (corpus ids) to FILE")
+    parser.add_argument("--locomo", metavar="DIR", nargs="?", const=str(locomo.DEFAULT_DIR),
+                        help=f"LoCoMo instead of the own corpus, read from DIR (default {locomo.DEFAULT_DIR})")
+    parser.add_argument("--conversations", metavar="N,N", help="LoCoMo: only these conversations (file names, e.g. 26,30)")
     args = parser.parse_args(argv)
-    rows, questions, info = asyncio.run(run(args.limit, args.study, args.knowledge, args.only))
+    if args.conversations and not args.locomo:
+        parser.error("--conversations needs --locomo")
+    if args.locomo:
+        return main_locomo(args)
+    rows, questions, info = asyncio.run(run(args.limit, args.study, args.knowledge or None, args.only))
     tables = {}
     for half in HALVES:
         title = "held-out half (the result)" if half == "held" else "tuning half (rules and numbers were chosen on it)"
         tables[half] = format_table(rows, questions, half)
         print(f"\n{title}: {counts(questions, half)}\n\n{tables[half]}")
     print(f"\nAgent Zero knowledge chunks in the store: {info.get('knowledge chunks', 0)}")
-    if args.dump:
-        with open(args.dump, "w", encoding="utf-8") as fh:
-            json.dump(DUMP, fh)
+    _write_dump(args.dump)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     memories, _ = load()
     (RESULTS_DIR / "relevance.json").write_text(json.dumps({
         "memories": len(memories), "questions": len(questions), **info,
         "rows": {half: [r.cells(half, questions) for r in rows] for half in HALVES},
+        "seconds": {f"{r.reranker} | {r.order}": r.seconds for r in rows},
+    }, indent=2, ensure_ascii=False))
+
+
+def main_locomo(args) -> None:
+    from bench import locomo
+
+    folder = Path(args.locomo)
+    if not folder.is_dir():
+        raise SystemExit(f"--locomo: {folder} is not a folder (LoCoMo's locomo10 JSON files; see bench/README.md)")
+    knowledge = args.knowledge is not None
+    conversations = [c.strip() for c in args.conversations.split(",") if c.strip()] if args.conversations else None
+    rows, questions, info = asyncio.run(run_locomo(str(folder), args.limit, args.study, knowledge, args.knowledge or None,
+                                                   args.only, conversations))
+    variant = "observations + Agent Zero's knowledge files" + (f" from {args.knowledge}" if args.knowledge else " (our stand-ins)") if knowledge else "observations only"
+    table = format_table(rows, questions, LOCOMO_HALF, locomo.CLASSES)
+    print(f"\nLoCoMo ({variant}), {len(info['conversations'])} conversations, {info['memories']} memories, "
+          f"{info['knowledge chunks']} knowledge chunks; questions: {counts(questions, LOCOMO_HALF, locomo.CLASSES)} "
+          + (f"({info['no gold (left out)']} with no gold memory left out)" if info["no gold (left out)"] is not None else "(--limit)")
+          + f"\n\n{table}")
+    cells = [r.cells(LOCOMO_HALF, questions, locomo.CLASSES) for r in rows]
+    if info["no gold, with evidence"] is not None:
+        # The paper's measure is over every question with evidence: those no observation
+        # answers are not asked here, and count 0.
+        with_evidence = len(questions) + info["no gold, with evidence"]
+        print(f"\nevidence@5 over all {with_evidence} questions with evidence = evidence@5 all × {len(questions)}/{with_evidence}")
+        for c in cells:
+            if isinstance(c.get("evidence@5 all"), float):
+                c[f"evidence@5 over the {with_evidence} with evidence"] = round(c["evidence@5 all"] * len(questions) / with_evidence, 3)
+    _write_dump(args.dump)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / "relevance-locomo.json").write_text(json.dumps({
+        "data": str(folder), "variant": variant, **info, "questions": len(questions),
+        "per class": {c: sum(c in q.classes for q in questions) for c in locomo.CLASSES},
+        "rows": cells,
+        "seconds": {f"{r.reranker} | {r.order}": r.seconds for r in rows},
     }, indent=2, ensure_ascii=False))
 
 

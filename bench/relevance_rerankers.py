@@ -106,3 +106,22 @@ def _ordinary(query: str, document: str) -> float:
     from tests.servers.scoring import relevance
 
     return relevance(query, document)
+
+
+class AskedOracle(Oracle):
+    """The oracle for a bench of many stores (LoCoMo): there, questions of different
+    conversations can share their words and memories their text, so it is told which
+    question is being asked (``ask``, before each recall) and knows the texts of that
+    question's gold memories."""
+
+    def __init__(self) -> None:
+        self.message: str | None = None
+        self.gold: frozenset[str] = frozenset()
+
+    def ask(self, message: str, gold_texts: frozenset[str]) -> None:
+        self.message, self.gold = message.strip(), gold_texts
+
+    def label(self, query: str, document: str) -> bool | None:
+        if self.message is None or not query.strip().startswith(self.message):
+            return None
+        return document.strip() in self.gold
