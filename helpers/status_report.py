@@ -9,7 +9,7 @@ from typing import Any
 from . import mode
 from .recall import wrapper
 from .report.stats import STATS
-from .scoring import calling_agent, probe_cache, scorers
+from .scoring import calibration, calling_agent, probe_cache, scorers
 from .scoring.breaker import BREAKER
 from .settings import PLUGIN_NAME, SettingsError
 from .settings_cache import load_settings
@@ -43,6 +43,11 @@ def collect(agent: Any = None) -> dict[str, Any]:
         with calling_agent.asking(agent):  # the utility judge's verdict is kept per utility model
             verdict = probe_cache.cached(settings)
         route = verdict.route.describe() if verdict and verdict.route else None
+        with calling_agent.asking(agent):
+            trust = calibration.known(settings)
+        if trust is not None:
+            out["trust"] = trust.as_dict()
+            out["trust_text"] = calibration.words(trust, mode.judge_name(settings, verdict.route if verdict else None))
         out.update(
             setting_enabled=settings.enabled,
             **mode.as_dict(settings, route),
@@ -98,6 +103,9 @@ def summary_text(status: dict[str, Any], probe: dict[str, Any] | None = None) ->
         lines.append(f"judge: Agent Zero's utility model {judge.get('utility_model') or '-'}; {timing}")
         if judge.get("post_filter"):
             lines.append("note: Agent Zero's memory post-filter is on too, so the utility model judges each recall twice; turn the post-filter off")
+    trust_text = (probe or {}).get("trust_text") or status.get("trust_text")
+    if trust_text and status.get("has_reranker"):
+        lines.append(f"say in recall: {trust_text}")
     detected = (probe or {}).get("route") or (status.get("detected") or {}).get("route")
     lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.get('wrap_live')}")
     stats = status["stats"]

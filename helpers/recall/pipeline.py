@@ -142,7 +142,7 @@ def _floor(setting: float, threshold: float) -> float:
 # How deep each search's list reaches for a reranker's pool, in rerank_candidates: the user's
 # message is the precise text (its top 40 held an answer for 0.97 of the tuning questions,
 # the three lists at 20 each for 0.96); the host's query, mostly wrapping, adds least.
-POOL_DEPTH = {texts.MESSAGE: 2.0, texts.FOLLOWUP: 1.0, texts.HOST: 0.5}
+POOL_DEPTH = {texts.MESSAGE: 2.0, texts.FOLLOWUP: 1.0, texts.HOST: 0.5, texts.LEXICAL: 1.0}
 
 
 def fused_roles(search: Search) -> tuple[str, ...]:
@@ -171,7 +171,9 @@ async def gather(memory: Any, search: Search) -> None:
     depth = max(search.limit, settings.candidates)
     depths = {role: max(search.limit, round(settings.candidates * share)) if settings.has_reranker else depth
               for role, share in POOL_DEPTH.items()}
-    search.found = await store_search.search(memory, search.searches, depths, floor, search.limit, search.threshold, search.filter)
+    lexical_text = search.searches.message or search.query
+    search.found = await store_search.search(memory, search.searches, depths, floor, search.limit, search.threshold,
+                                             search.filter, lexical_text)
 
 
 def fuse(search: Search) -> None:

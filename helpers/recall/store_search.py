@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from . import query_vectors
-from .texts import HOST, Searches
+from . import lexical_index, query_vectors
+from .texts import HOST, LEXICAL, Searches
 
 # The host's own filtered search looks at this many nearest vectors (LangChain's fetch_k).
 HOST_FETCH_K = 20
@@ -41,10 +41,11 @@ class Found:
 
 
 async def search(memory: Any, searches: Searches, depths: dict[str, int], floor: float,
-                 limit: int, threshold: float, filter: str) -> Found:
-    """Every text of ``searches`` against the host's store, in one batched FAISS search.
-    ``depths``: how many hits each role's list holds at most (roles sharing a text share
-    the deepest)."""
+                 limit: int, threshold: float, filter: str, lexical_text: str = "") -> Found:
+    """Every text of ``searches`` against the host's store, in one batched FAISS search,
+    and ``lexical_text`` by words over the whole store (lexical_index.py), when its index
+    is ready: the list of role LEXICAL, best first by BM25. ``depths``: how many hits each
+    role's list holds at most (roles sharing a text share the deepest)."""
     texts = searches.texts()
     distinct = list(dict.fromkeys(texts.values()))
     vectors = await query_vectors.embed(memory.db, distinct)
@@ -54,6 +55,10 @@ async def search(memory: Any, searches: Searches, depths: dict[str, int], floor:
     row_of = {role: distinct.index(text) for role, text in texts.items()}
     found = Found({role: rows.hits[row] for role, row in row_of.items()})
     found.host_result = _host_result(memory.db, rows, row_of[HOST], limit, threshold, comparator)
+    if lexical_text and depths.get(LEXICAL, 0) > 0:
+        words = await lexical_index.search(memory.db, lexical_text, depths[LEXICAL], comparator)
+        if words is not None:
+            found.lists[LEXICAL] = words
     return found
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from . import conversation
 
 HOST, MESSAGE, FOLLOWUP = "host", "message", "followup"
+LEXICAL = "lexical"  # the words of the message (else the host's query) over the whole store
 
 
 @dataclass(frozen=True)

@@ -240,9 +240,15 @@ def remember(settings: Settings, result: Trust) -> None:
             _retry.pop(key, None)
 
 
-def forget() -> None:
-    """Testing switch (reset_state): forget every measurement and the embedders' scores."""
+def forget(settings: Settings | None = None) -> None:
+    """Forget the measurement for ``settings`` (Test connection measures again); with None,
+    every measurement and the embedders' scores (reset_state)."""
     with _lock:
+        if settings is not None:
+            key = probe_cache.cache_key(settings)
+            _known.pop(key, None)
+            _retry.pop(key, None)
+            return
         _known.clear()
         _retry.clear()
     with _embedder_lock:

@@ -172,7 +172,16 @@ async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     out = report.as_dict()
     out["notes"] += privacy.notes(settings, sends_text)
     out["mode_text"] = mode.describe(settings, out.get("route"))
+    if report.ok and report.result is not None and scorer is not None:
+        # How much say it earns in recall: measured again, as a person asked.
+        calibration.forget(settings)
+        trust = await earned_say(settings, client.Deadline.after(CALIBRATION_S))
+        out["trust"] = trust.as_dict()
+        out["trust_text"] = calibration.words(trust, mode.judge_name(settings, report.result.route))
     return out
+
+
+CALIBRATION_S = 30.0  # Test connection's calibration: a person waits, but not for ever
 
 
 def warm_up() -> None:

@@ -1,0 +1,127 @@
+"""A reranker earns its say (helpers/scoring/calibration.py): measured on the calibration
+set against Agent Zero's own embedder, said in plain words, and kept.
+
+Driven the way a user meets it: Test connection (helpers/connection_test.py) against
+wire-faithful servers on loopback, and recalls in the stand-in host."""
+
+import asyncio
+
+import pytest
+
+from helpers.scoring import calibration
+from tests.host.embeddings import HashEmbeddings
+from tests.servers import start
+from tests.servers.scoring import calibration_question_in, relevance, word_overlap
+from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_plugin
+
+
+def test_a_tie_counts_against_the_answer():
+    assert calibration.reciprocal_rank([0.9, 0.1, 0.1], 0) == 1.0
+    assert calibration.reciprocal_rank([0.5, 0.5, 0.5], 0) == pytest.approx(1 / 3)  # alike: the worst rank
+    assert calibration.reciprocal_rank([0.2, 0.9, float("nan")], 0) == pytest.approx(1 / 3)
+    assert calibration.reciprocal_rank([float("inf"), 0.1], 0) == 0.0
+
+
+@pytest.mark.parametrize("mrr, embedder, say", [
+    (1.0, 0.41, "full"), (0.72, 0.41, "full"), (0.64, 0.41, "some"), (0.5, 0.41, "none"),
+    (0.41, 0.41, "none"), (0.3, 0.41, "none"), (0.75, 0.6, "some"), (0.9, 0.6, "full"),
+])
+def test_the_say_follows_the_gain_over_the_embedder(mrr, embedder, say):
+    assert calibration.say_for(mrr, embedder) == say
+
+
+def test_the_set_is_hard_for_words_and_hides_no_answer_by_position():
+    from helpers.scoring import bm25
+
+    items = calibration.ITEMS
+    assert len(items) >= 12 and all(len(i.candidates) == 5 for i in items)
+    assert len({i.answer for i in items}) == 5  # the answer stands in every place
+    lexical = sum(calibration.reciprocal_rank(bm25.bm25_scores(i.query, i.candidates), i.answer) for i in items) / len(items)
+    assert lexical < calibration.DEFAULT_EMBEDDER_MRR
+    positional = sum(calibration.reciprocal_rank([5 - n for n in range(5)], i.answer) for i in items) / len(items)
+    assert calibration.say_for(positional, calibration.DEFAULT_EMBEDDER_MRR) == "none"
+
+
+def _test_connection(form):
+    from helpers import connection_test
+
+    return asyncio.run(connection_test.run(form))["report"]
+
+
+def test_test_connection_says_how_much_each_reranker_is_trusted_with_its_figures():
+    host_embedder = HashEmbeddings(256)
+    # Agent Zero's embedder as the recall measured it; an embedding model served as a reranker
+    # scores the calibration questions exactly as that embedder does.
+    embedder_mrr, _ = asyncio.run(calibration.embedder_score(host_embedder))
+    with start("tei19") as perfect, start("llamacpp", scorer=lambda q, d: host_embedder.similarity(q, d)) as embedding:
+        strong = _test_connection({"rerank_endpoint": perfect.url})
+        alike = _test_connection({"rerank_endpoint": embedding.url})
+    lexical = _test_connection({"rerank_api": "lexical"})
+    sentences = [r["trust_text"] for r in (strong, alike, lexical)]
+    assert len(set(sentences)) == 3
+    assert strong["trust"]["say"] == "full" and strong["trust"]["reranker_mrr"] == 1.0
+    assert sentences[0].startswith("your TEI server is trusted fully: on 12 calibration questions it scored 1.00")
+    assert alike["trust"]["say"] == "none" and alike["trust"]["reranker_mrr"] == pytest.approx(embedder_mrr, abs=1e-3)
+    assert "it orders like an embedding model, not a reranker" in sentences[1]
+    assert f"Agent Zero's embedder {embedder_mrr:.2f}" in sentences[1]
+    # BM25 beats the stand-in's hashed words a little (0.30 against 0.26), not clearly.
+    assert lexical["trust"]["say"] == "none" and lexical["trust"]["reranker_mrr"] == pytest.approx(0.296, abs=1e-3)
+    assert sentences[2].startswith("the built-in word matcher (BM25) gets no say in recall: on 12 calibration questions it scored 0.30")
+    assert "it was not clearly better than the embedder" in sentences[2]
+
+
+def _memories(result):
+    return [d.page_content for d in result["memories"]]
+
+
+def test_a_reranker_without_say_leaves_exactly_the_fused_order(host):
+    agent, memory = enabled_store(host)
+    set_plugin(host)
+    fused = host.run(host.recall(agent, QUESTION, HISTORY))
+    # Word overlap alone: it passes the probe, and orders the calibration set worse than the embedder.
+    with start("tei19", scorer=word_overlap) as weak:
+        set_plugin(host, rerank_endpoint=weak.url)
+        judged = host.run(host.recall(agent, QUESTION, HISTORY))
+        asked = [r for r in weak.requests if r.method == "POST" and (r.json or {}).get("query", "").startswith(QUESTION)]
+    assert asked, "the weak reranker was asked"
+    assert _memories(judged) == _memories(fused)
+    stats = host.import_plugin("helpers.report.stats").STATS.snapshot()["totals"]
+    assert "reranked" not in stats
+
+
+def test_the_calibration_runs_once_per_reranker_and_again_when_the_model_changes(host):
+    agent, memory = enabled_store(host)
+    with start("tei19") as srv:
+        set_plugin(host, rerank_endpoint=srv.url)
+        for _ in range(3):
+            host.run(host.recall(agent, QUESTION, HISTORY))
+        once = [r for r in srv.requests if r.method == "POST" and calibration_question_in((r.json or {}).get("query", "")) is not None]
+        set_plugin(host, rerank_endpoint=srv.url, rerank_model="another")
+        host.run(host.recall(agent, QUESTION, HISTORY))
+        twice = [r for r in srv.requests if r.method == "POST" and calibration_question_in((r.json or {}).get("query", "")) is not None]
+    assert len(once) == len(calibration.ITEMS)
+    assert len(twice) == 2 * len(calibration.ITEMS)
+    stats = host.import_plugin("helpers.report.stats").STATS.snapshot()["totals"]
+    assert stats.get("reranked", 0) >= 4  # a capable reranker has its say from the first recall
+
+
+def test_an_unfinished_calibration_waits_for_its_cool_down_and_never_opens_the_breaker(host):
+    agent, memory = enabled_store(host)
+
+    def slow_on_calibration(query, document):
+        if calibration_question_in(query) is not None:
+            import time
+
+            time.sleep(0.5)
+        return relevance(query, document)
+
+    with start("tei19", scorer=slow_on_calibration) as srv:
+        set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=2.5)
+        first = host.run(host.recall(agent, QUESTION, HISTORY))
+        sent = len([r for r in srv.requests if calibration_question_in((r.json or {}).get("query", "") or "") is not None])
+        second = host.run(host.recall(agent, QUESTION, HISTORY))
+        again = len([r for r in srv.requests if calibration_question_in((r.json or {}).get("query", "") or "") is not None])
+    assert first["error"] is None and second["error"] is None
+    assert 0 < sent and again == sent  # not tried again before its cool-down
+    breaker = host.import_plugin("helpers.scoring.breaker").BREAKER.snapshot()
+    assert all(not state["open_for_s"] for state in breaker.values())

@@ -1,0 +1,134 @@
+"""The word index over the whole store (helpers/recall/lexical_index.py), on the stand-in
+host's real LangChain FAISS store: it finds by words what the embedder ranks low, follows
+the store through inserts, deletes and a consolidation's delete-then-insert, applies the
+caller's filter, reads each memory only to its cut, and does its work off the event loop."""
+
+import threading
+
+import pytest
+
+FILLER = [f"Notes on the garden, week {n}: watered the tomatoes and weeded the beds." for n in range(40)]
+NEEDLE = "Invoice QX-7741 from Brightline Ltd was paid by bank transfer."
+
+
+def _index(host):
+    return host.import_plugin("helpers.recall.lexical_index")
+
+
+async def _store(host, texts, area="main"):
+    agent = host.agent()
+    memory = await host.memory(agent)
+    ids = await host.insert(memory, texts, area=area)
+    return memory, ids
+
+
+def _texts(found):
+    return [doc.page_content for doc, _ in found]
+
+
+def test_a_rare_word_finds_its_memory_first_whatever_the_store_holds(host):
+    async def main():
+        memory, _ = await _store(host, FILLER + [NEEDLE])
+        found = await _index(host).search(memory.db, "did we pay QX-7741?", 5, None)
+        assert _texts(found)[0] == NEEDLE
+        assert all(score > 0 for _, score in found)
+        # What shares no word with the store finds nothing, and says so with an empty list.
+        assert await _index(host).search(memory.db, "zebra quantum", 5, None) == []
+
+    host.run(main())
+
+
+def test_the_index_follows_inserts_deletes_and_a_consolidation(host):
+    async def main():
+        index = _index(host)
+        memory, ids = await _store(host, FILLER)
+        assert await index.search(memory.db, "QX-7741", 5, None) == []
+        new_ids = await host.insert(memory, [NEEDLE])  # an insert: only the new id is read
+        assert _texts(await index.search(memory.db, "QX-7741", 5, None)) == [NEEDLE]
+        await memory.delete_documents_by_ids(new_ids)  # a delete rebuilds the id map
+        assert await index.search(memory.db, "QX-7741", 5, None) == []
+        # A consolidation: the old memory deleted, a merged one inserted.
+        await memory.delete_documents_by_ids(ids[:1])
+        await host.insert(memory, ["Merged: invoice QX-7741 and the garden notes."])
+        found = _texts(await index.search(memory.db, "QX-7741 garden", 50, None))
+        assert found[0].startswith("Merged:") and FILLER[0] not in found
+
+    host.run(main())
+
+
+def test_the_callers_filter_applies_even_when_few_memories_pass_it(host):
+    async def main():
+        memory, _ = await _store(host, FILLER + [NEEDLE])
+        await host.insert(memory, ["Solution: resend invoice QX-7741 with the PO number."], area="solutions")
+        from plugins._memory.helpers.memory import Memory
+
+        solutions = Memory._get_comparator("area == 'solutions'")
+        assert _texts(await _index(host).search(memory.db, "QX-7741", 5, solutions)) == ["Solution: resend invoice QX-7741 with the PO number."]
+        main_only = Memory._get_comparator("area == 'main'")
+        assert _texts(await _index(host).search(memory.db, "QX-7741", 5, main_only)) == [NEEDLE]
+
+    host.run(main())
+
+
+def test_each_memory_is_read_only_to_its_cut(host):
+    index = _index(host)
+    late = "x " * index.DOC_CHARS + "Kestrelwood"
+
+    async def main():
+        memory, _ = await _store(host, FILLER + [late, "Kestrelwood is the name of the cabin."])
+        assert _texts(await index.search(memory.db, "Kestrelwood", 5, None)) == ["Kestrelwood is the name of the cabin."]
+
+    host.run(main())
+
+
+def test_building_and_searching_run_off_the_event_loop(host, monkeypatch):
+    index = _index(host)
+    threads = []
+    for name in ("catch_up", "scores"):
+        real = getattr(index.StoreIndex, name)
+
+        def spy(self, *args, _real=real, **kwargs):
+            threads.append(threading.current_thread() is threading.main_thread())
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(index.StoreIndex, name, spy)
+
+    async def main():
+        memory, _ = await _store(host, FILLER + [NEEDLE])
+        assert _texts(await index.search(memory.db, "QX-7741", 1, None)) == [NEEDLE]
+
+    host.run(main())
+    assert threads and not any(threads)
+
+
+def test_a_store_not_indexed_in_time_is_searched_without_words_until_it_is(host, monkeypatch):
+    index = _index(host)
+    release = threading.Event()
+    real = index.StoreIndex.catch_up
+
+    def slow(self, *args):
+        release.wait(10)
+        return real(self, *args)
+
+    monkeypatch.setattr(index.StoreIndex, "catch_up", slow)
+    monkeypatch.setattr(index, "WAIT_S", 0.05)
+
+    async def main():
+        memory, _ = await _store(host, FILLER + [NEEDLE])
+        assert await index.search(memory.db, "QX-7741", 5, None) is None  # not ready: no list
+        release.set()
+        building = index._index_of(memory.db).building
+        if building is not None:
+            await building
+        assert _texts(await index.search(memory.db, "QX-7741", 5, None)) == [NEEDLE]
+
+    host.run(main())
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_text_searches_nothing(host, text):
+    async def main():
+        memory, _ = await _store(host, FILLER)
+        assert await _index(host).search(memory.db, text, 5, None) == []
+
+    host.run(main())
