@@ -62,6 +62,38 @@ def standing_out(scores: Sequence[float], scale: str, bar: float = STANDOUT) -> 
     return [(v - middle) / spread >= height for v in values]
 
 
+# Word picks (with_word_picks): how many of the prompt's last places the word search may
+# take, how many of the first places the fused order always keeps, how deep in the word
+# list and in the dense lists a pick is looked for, and how close to the best word match it
+# must score. Chosen on the tuning material (the own bench's tuning half and LoCoMo); the
+# study is in docs/relevance.md.
+WORD_PLACES, FUSED_KEEPS = 2, 3
+WORD_DEPTH, DENSE_DEPTH = 10, 20
+WORD_STRENGTH = 0.7
+
+
+def with_word_picks(fused: Sequence[Any], words: Sequence[tuple[Any, float]], dense: Sequence[Sequence[Any]],
+                    slots: int, key: Callable[[Any], Hashable]) -> list:
+    """``fused`` with up to WORD_PLACES of the prompt's last ``slots`` places given to the
+    best word matches (``words``: (item, BM25 score), best first) that the dense searches
+    confirm (within DENSE_DEPTH of one of ``dense``) and that score at least WORD_STRENGTH
+    of the best word match. The fused order always keeps its first FUSED_KEEPS places, so a
+    paraphrase the embedder found first is never pushed out by a memory that only shares
+    the question's words."""
+    places = min(WORD_PLACES, slots - FUSED_KEEPS)
+    if places <= 0 or not words:
+        return list(fused)
+    keep = slots - places
+    head = list(fused[:keep])
+    shown = {key(item) for item in head}
+    confirmed = {key(item) for hits in dense for item in hits[:DENSE_DEPTH]}
+    best = words[0][1]
+    picks = [item for item, score in words[:WORD_DEPTH]
+             if key(item) not in shown and key(item) in confirmed and score >= WORD_STRENGTH * best][:places]
+    picked = {key(item) for item in picks}
+    return head + picks + [item for item in fused[keep:] if key(item) not in picked]
+
+
 def _logit(p: float) -> float:
     p = min(max(float(p), 1e-6), 1 - 1e-6)
     return math.log(p / (1 - p))

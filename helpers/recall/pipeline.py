@@ -192,6 +192,15 @@ def fuse(search: Search) -> None:
     fused = fusion.fuse(fused_lists, store_search.doc_key)
     search.fused = [doc for doc, _ in fused]
     search.fused_scores = [s for _, s in fused]
+    words = search.found.lists.get(texts.LEXICAL)
+    if words and texts.FOLLOWUP not in search.found.lists:
+        # A new chat or memory_load: the message is all the question there is, and the
+        # words it shares with a memory are evidence the embedder may rank too low (names,
+        # dates, numbers). In a conversation the message alone is often "and the other
+        # one?": its words are no evidence, and the fused order stands.
+        search.fused = fusion.with_word_picks(search.fused, words, fused_lists, search.slots, store_search.doc_key)
+        score_of = {store_search.doc_key(d): x for d, x in fused}
+        search.fused_scores = [score_of.get(store_search.doc_key(d), 0.0) for d in search.fused]
     in_fused = {store_search.doc_key(d) for d in search.fused}
     every_list = list({id(hits): hits for hits in search.found.lists.values()}.values())
     below = fusion.fuse([[d for d, _ in hits] for hits in every_list], store_search.doc_key)
