@@ -2,8 +2,8 @@
 
 The public API is handed the same mapping call after call: each distinct mapping (and
 stored key, which the placeholder resolves to) is validated once. Recall reads the host's
-config file for an agent at most every few seconds, and at once after a save
-(``forget``, from hooks.py). A ``SettingsError`` is never remembered.
+config file for an agent at most every few seconds per scope (its chat's project and its
+profile, ``agent_key``), and at once after a save (``forget``, from hooks.py). A ``SettingsError`` is never remembered.
 """
 
 from __future__ import annotations
@@ -46,6 +46,21 @@ def forget() -> None:
 
 def size() -> int:
     return len(_entries)
+
+
+def agent_key(agent: Any) -> tuple:
+    """What an agent's settings are remembered under: the scope the host reads its config
+    for (its chat's project and its profile: a chat moved to another project reads that
+    project's settings at once, not when the entry expires), and its chat."""
+    project = None
+    context = getattr(agent, "context", None)
+    try:
+        from helpers import projects  # the host's module, only present inside Agent Zero
+
+        project = projects.get_context_project_name(context)
+    except Exception:  # no host, or no project: the global and profile scopes
+        pass
+    return ("agent", project or "", getattr(getattr(agent, "config", None), "profile", ""), id(context))
 
 
 def configured_mapping(agent: Any = None) -> Mapping[str, Any]:
