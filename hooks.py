@@ -51,18 +51,26 @@ def _stop():
         log.warning("a0_reranker: could not stop background work: %s", exc)
 
 
-def save_plugin_config(settings=None, **kwargs):
+def save_plugin_config(settings=None, project_name="", agent_profile="", **kwargs):
     """Validate and coerce the settings; move the API key into usr/.env. Raising shows the
     message in the settings modal instead of saving a value the plugin cannot use."""
-    from helpers import dotenv
+    from helpers import dotenv, plugins
     from usr.plugins.a0_reranker.helpers import config_store, settings_cache
-    from usr.plugins.a0_reranker.helpers.scoring import probe_cache
-    from usr.plugins.a0_reranker.helpers.settings import SettingsError
+    from usr.plugins.a0_reranker.helpers.scoring import probe_cache, score
+    from usr.plugins.a0_reranker.helpers.settings import PLUGIN_NAME, SettingsError
 
+    try:  # what this scope had before the Save (its own config, else what it inherits)
+        previous = plugins.get_plugin_config(PLUGIN_NAME, project_name=project_name or "", agent_profile=agent_profile or "")
+    except Exception:  # an unreadable old config: the Save replaces it
+        previous = None
+    before = config_store.settings_or_none(previous)
     try:
         saved = config_store.prepare_for_save(settings or {}, config_store.dotenv_writer(dotenv.get_dotenv_file_path()))
     except SettingsError as exc:
         raise ValueError(str(exc)) from None
     settings_cache.forget()
     probe_cache.forget()
+    after = config_store.settings_or_none(saved)
+    if config_store.connection_changed(before, after):
+        score.close_breakers(before, after)  # the Save may be what fixes it: ask again at once
     return saved

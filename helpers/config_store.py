@@ -42,6 +42,23 @@ def prepare_for_save(
     return out
 
 
+def settings_or_none(mapping: Mapping[str, Any] | None) -> Settings | None:
+    """The settings ``mapping`` makes (its key resolved as recall would), or None if it makes none."""
+    try:
+        return Settings.from_mapping(mapping or {})
+    except SettingsError:
+        return None
+
+
+def connection_changed(before: Settings | None, after: Settings | None) -> bool:
+    """Does a Save change what the reranker is asked with: the endpoint, the key, the model or
+    the API? (An unreadable side counts as changed.)"""
+    if before is None or after is None:
+        return True
+    seen = lambda s: (s.endpoint, s.key_fingerprint, s.model, s.api)  # noqa: E731
+    return seen(before) != seen(after)
+
+
 def dotenv_writer(dotenv_path: str, environ: MutableMapping[str, str] | None = None) -> Callable[[str, str], None]:
     """A ``save_secret`` for ``prepare_for_save`` that writes the host's usr/.env itself,
     instead of the host's ``save_dotenv_value``: that one writes the value raw (a line break

@@ -40,6 +40,18 @@ def _breaker_key(settings: Settings) -> str:
     return f"{settings.endpoint}|{settings.model}|{settings.api}"
 
 
+def close_breakers(*settings: Settings | None) -> None:
+    """Close the breaker of each of these settings (a Save changed the endpoint, key, model or
+    API): the next recall asks at once instead of waiting out the old settings' cool-down.
+    The utility judge's breakers are per utility model, and no agent is asking at a Save:
+    all of them."""
+    for one in settings:
+        if one is None:
+            continue
+        key = None if one.api == "utility" else _breaker_key(one)
+        BREAKER.close(lambda k: k.endswith("|utility") if key is None else k == key)
+
+
 def _skipped(settings: Settings) -> BreakerOpen:
     what = "Agent Zero's utility model" if settings.api == "utility" else "endpoint"
     return BreakerOpen(f"{what} failing; skipped for up to {settings.breaker_cooldown:g} s")
