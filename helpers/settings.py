@@ -12,10 +12,11 @@ import functools
 import hashlib
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 PLUGIN_NAME = "a0_reranker"
 PLUGIN_DIR = Path(__file__).resolve().parent.parent
@@ -156,6 +157,34 @@ def shown(value: Any) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f"... ({len(text):,} characters)"
 
 
+# The authority of a URL: after the scheme (if any), up to the path, query or fragment.
+_AUTHORITY = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)?([^/?#]*)")
+
+
+def shown_endpoint(url: str) -> str:
+    """``url`` as every view shows it and every log line writes it: user info in it
+    (``http://user:pass@proxy:8080``, the way to reach a basic-auth proxy) becomes ``***``.
+    The one place for that rule; works on any text, a URL the client refuses included."""
+    if not isinstance(url, str) or "@" not in url:
+        return url
+    match = _AUTHORITY.match(url)
+    scheme, authority = match.group(1) or "", match.group(2)
+    if "@" not in authority:
+        return url
+    return scheme + "***@" + authority.rsplit("@", 1)[1] + url[match.end():]
+
+
+def endpoint_secret(url: str) -> str:
+    """The secret in ``url``'s user info, as the HTTP client sends it: the password, or the
+    user name when there is no password (a token in the user name). "" when none."""
+    try:
+        parts = urlsplit(url)
+        password, username = parts.password, parts.username
+    except ValueError:
+        return ""
+    return unquote(password or username or "")
+
+
 def coerce(key: str, value: Any) -> Any:
     """Coerce one raw value for ``key``; raise ``SettingsError`` if it does not fit."""
     limit = LIMITS[key]
@@ -269,9 +298,9 @@ class Settings:
         values = {key: coerce(key, merged[key]) for key in LIMITS}
         endpoint = values["rerank_endpoint"].rstrip("/")
         if endpoint and not _is_http_url(endpoint):
-            raise SettingsError("rerank_endpoint", f"got {shown(values['rerank_endpoint'])}, expected an http:// or https:// URL with a host")
+            raise SettingsError("rerank_endpoint", f"got {shown(shown_endpoint(values['rerank_endpoint']))}, expected an http:// or https:// URL with a host")
         if endpoint and (problem := _url_problem(endpoint)):
-            raise SettingsError("rerank_endpoint", f"got {shown(values['rerank_endpoint'])}: {problem}")
+            raise SettingsError("rerank_endpoint", f"got {shown(shown_endpoint(values['rerank_endpoint']))}: {problem}")
         kwargs = {key.removeprefix("rerank_"): values[key] for key in LIMITS if key != "rerank_api_key"}
         kwargs["endpoint"] = endpoint
         kwargs["api_key"] = resolve_api_key(merged["rerank_api_key"], env)

@@ -11,7 +11,7 @@ from .recall import wrapper
 from .report.stats import STATS
 from .scoring import calling_agent, probe_cache, scorers
 from .scoring.breaker import BREAKER
-from .settings import PLUGIN_NAME, SettingsError
+from .settings import PLUGIN_NAME, SettingsError, shown_endpoint
 from .settings_cache import load_settings
 
 
@@ -47,7 +47,7 @@ def collect(agent: Any = None) -> dict[str, Any]:
             setting_enabled=settings.enabled,
             **mode.as_dict(settings, route),
             api_setting=settings.api,
-            endpoint=settings.endpoint or None,
+            endpoint=shown_endpoint(settings.endpoint) or None,
             model=settings.model or None,
             has_reranker=settings.has_reranker,
             api_key_set=bool(settings.api_key),
