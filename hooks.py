@@ -55,7 +55,7 @@ def save_plugin_config(settings=None, project_name="", agent_profile="", **kwarg
     """Validate and coerce the settings; move the API key into usr/.env. Raising shows the
     message in the settings modal instead of saving a value the plugin cannot use."""
     from helpers import dotenv, plugins
-    from usr.plugins.a0_reranker.helpers import config_store, settings_cache
+    from usr.plugins.a0_reranker.helpers import config_store, settings_cache, stored_key
     from usr.plugins.a0_reranker.helpers.scoring import probe_cache, score
     from usr.plugins.a0_reranker.helpers.settings import PLUGIN_NAME, SettingsError
 
@@ -64,8 +64,11 @@ def save_plugin_config(settings=None, project_name="", agent_profile="", **kwarg
     except Exception:  # an unreadable old config: the Save replaces it
         previous = None
     before = config_store.settings_or_none(previous)
+    dotenv_path = dotenv.get_dotenv_file_path()
     try:
-        saved = config_store.prepare_for_save(settings or {}, config_store.dotenv_writer(dotenv.get_dotenv_file_path()))
+        saved = config_store.prepare_for_save(
+            settings or {}, config_store.dotenv_writer(dotenv_path), scope=(project_name or "", agent_profile or ""),
+            previous=previous, origins=stored_key.Origins(stored_key.origins_path(dotenv_path)))
     except SettingsError as exc:
         raise ValueError(str(exc)) from None
     settings_cache.forget()

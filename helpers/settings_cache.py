@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping
 
+from . import stored_key
 from .settings import API_KEY_ENV, PLUGIN_NAME, Settings, default_mapping
 
 log = logging.getLogger("a0_reranker")
@@ -78,8 +79,11 @@ def configured_mapping(agent: Any = None) -> Mapping[str, Any]:
 def load_settings(config: Mapping[str, Any] | None = None, agent: Any = None) -> Settings:
     mapping = configured_mapping(agent) if config is None else config
     try:
-        # The stored key is part of the key, since the placeholder resolves to it.
-        key = ("mapping", tuple(sorted(mapping.items())), os.environ.get(API_KEY_ENV))
+        # The stored key and the origin it was saved for are part of the key, since the
+        # placeholder resolves to the one for the other.
+        variable = stored_key.variable_named(mapping) or API_KEY_ENV
+        stored = (os.environ.get(variable), stored_key.recorded().get(variable))
+        key = ("mapping", tuple(sorted(mapping.items())), stored)
         hash(key)
     except (TypeError, AttributeError):  # unhashable values, or not a mapping: not remembered
         return Settings.from_mapping(mapping)
