@@ -16,6 +16,19 @@ def install():
         wrapper.ensure_wrapped()
     except Exception as exc:  # the next start or recall wraps instead
         log.warning("a0_reranker: install could not wrap the memory search: %s", exc)
+    bind_unbound_key()  # after an update from a version that recorded no origins
+
+
+def bind_unbound_key():
+    """A key saved by an older version gets the origin of the endpoint saved with it. Never raises."""
+    try:
+        from helpers import dotenv, plugins
+        from usr.plugins.a0_reranker.helpers import config_store
+        from usr.plugins.a0_reranker.helpers.settings import PLUGIN_NAME
+
+        config_store.bind_unbound_key(dotenv.get_dotenv_file_path(), plugins.get_plugin_config(PLUGIN_NAME))
+    except Exception as exc:  # it stays bound to the endpoint configured with it until a Save
+        log.warning("a0_reranker: could not record which server the stored key belongs to: %s", type(exc).__name__)
 
 
 def uninstall():

@@ -80,6 +80,22 @@ def _keep_stored_key(variable: str, saved_for: str, save_secret: Callable[[str, 
     origins.set(variable, bound)
 
 
+def bind_unbound_key(dotenv_path: str, global_config: Mapping[str, Any] | None, stored: Mapping[str, str] | None = None) -> bool:
+    """At start: the global key an older version stored has no origin recorded; bind it to the
+    endpoint saved with it, so a later hand edit of config.json no longer takes it along. True
+    when an origin was recorded. Raises ``OSError`` when the origins cannot be written."""
+    stored = os.environ if stored is None else stored
+    config = global_config if isinstance(global_config, Mapping) else {}
+    saved_for = stored_key.origin(config.get("rerank_endpoint"))
+    if not saved_for or config.get("rerank_api_key") != API_KEY_PLACEHOLDER or not stored.get(API_KEY_ENV):
+        return False  # nothing stored, or nothing it was saved with
+    origins = stored_key.Origins(stored_key.origins_path(dotenv_path))
+    if origins.get(API_KEY_ENV) is not None:
+        return False
+    origins.set(API_KEY_ENV, saved_for)
+    return True
+
+
 def key_elsewhere(saved_for: str, endpoint_origin: str) -> str:
     """Why the placeholder does not stand for the stored key here, in words for the panel."""
     return (f"the stored key was saved for another server ({saved_for or 'no endpoint'}), not for "

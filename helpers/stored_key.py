@@ -9,8 +9,8 @@ Beside ``usr/.env``, ``a0_reranker.key_origins.json`` records, for each variable
 (scheme, host, port) its key was saved for. No secret is in it. The placeholder resolves to a
 key only for an endpoint of that origin: a form, a Save or a hand-edited ``config.json``
 pointing at another server sends that server no key. A key saved before origins were
-recorded has none; it is bound to the endpoint it is configured with until the next Save
-(or the next start, ``bind_unbound``) records it.
+recorded has none; it is bound to the endpoint it is configured with until the next start
+(``config_store.bind_unbound_key``) or Save records the one saved with it.
 
 This module reads files and the process environment only; it imports nothing of the plugin.
 """

@@ -177,3 +177,21 @@ def test_uninstall_removes_every_scopes_key_and_the_recorded_origins(host):
     assert env_path.read_text() == f"AUTH_LOGIN=admin\n{KEY_ENV}_BACKUP=keep-me\n"
     assert not origins.exists()
     assert [n for n in os.environ if n.startswith(KEY_ENV) and n != f"{KEY_ENV}_BACKUP"] == []
+
+
+@pytest.mark.parametrize("how", ["start", "install"])
+def test_a_key_saved_before_origins_were_recorded_is_bound_at_the_next_start(host, how):
+    agent, _ = enabled_store(host)
+    (host.root / "usr" / ".env").write_text(f"{KEY_ENV}={GLOBAL_KEY}\n")
+    host.setenv(KEY_ENV, GLOBAL_KEY)
+    with start("cohere", api_key=GLOBAL_KEY) as srv, start("cohere", api_key=GLOBAL_KEY) as other:
+        host.set_config({**connection(srv), "rerank_api_key": PLACEHOLDER})  # an older version's Save
+        host.init_a0() if how == "start" else host.call_hook("install")
+        host.set_config({**saved(host), "rerank_endpoint": other.url})  # then edited by hand
+        host.import_plugin("helpers.settings_cache").forget()
+        host.run(host.recall(agent, QUESTION))
+        assert other.requests and f"Bearer {GLOBAL_KEY}" not in bearers(other)
+        host.set_config({**saved(host), "rerank_endpoint": srv.url})  # its own server still gets it
+        host.import_plugin("helpers.settings_cache").forget()
+        host.run(host.recall(agent, QUESTION))
+    assert f"Bearer {GLOBAL_KEY}" in bearers(srv)
