@@ -178,14 +178,17 @@ def shown_endpoint(url: str) -> str:
 
 
 def endpoint_secret(url: str) -> str:
-    """The secret in ``url``'s user info, as the HTTP client sends it: the password, or the
-    user name when there is no password (a token in the user name). "" when none."""
+    """The secret in ``url``'s user info, as the HTTP client sends it: the password, or a user
+    name of token length when there is no password. "" when none. (A short user name is not
+    scrubbed: "admin" would withhold every message that holds the word.)"""
     try:
         parts = urlsplit(url)
-        password, username = parts.password, parts.username
+        password, username = parts.password, unquote(parts.username or "")
     except ValueError:
         return ""
-    return unquote(password or username or "")
+    if password:
+        return unquote(password)
+    return username if len(username) >= 8 else ""
 
 
 def coerce(key: str, value: Any) -> Any:

@@ -86,3 +86,11 @@ def test_one_function_masks_the_user_info(host):
     assert settings.shown_endpoint("http://a:b@c@host:1/x?y=@z") == "http://***@host:1/x?y=@z"  # the last @ ends it
     assert settings.shown_endpoint("http://host:8080/a@b") == "http://host:8080/a@b"  # an @ in the path is not user info
     assert settings.shown_endpoint("") == ""
+
+
+def test_the_secret_scrubbed_is_the_password_or_a_token_in_the_user_name(host):
+    settings = host.import_plugin("helpers.settings")
+    assert settings.endpoint_secret("http://u:p%40ss@proxy:8080") == "p@ss"
+    assert settings.endpoint_secret("https://ghp_0123456789abcdef@host") == "ghp_0123456789abcdef"
+    assert settings.endpoint_secret("http://admin@host") == ""  # a short name is not a secret to withhold text for
+    assert settings.endpoint_secret("http://host:8080") == ""
