@@ -16,6 +16,19 @@ def install():
         wrapper.ensure_wrapped()
     except Exception as exc:  # the next start or recall wraps instead
         log.warning("a0_reranker: install could not wrap the memory search: %s", exc)
+    bind_unbound_key()  # after an update from a version that recorded no origins
+
+
+def bind_unbound_key():
+    """A key saved by an older version gets the origin of the endpoint saved with it. Never raises."""
+    try:
+        from helpers import dotenv, plugins
+        from usr.plugins.a0_reranker.helpers import config_store
+        from usr.plugins.a0_reranker.helpers.settings import PLUGIN_NAME
+
+        config_store.bind_unbound_key(dotenv.get_dotenv_file_path(), plugins.get_plugin_config(PLUGIN_NAME))
+    except Exception as exc:  # it stays bound to the endpoint configured with it until a Save
+        log.warning("a0_reranker: could not record which server the stored key belongs to: %s", type(exc).__name__)
 
 
 def uninstall():
@@ -51,18 +64,29 @@ def _stop():
         log.warning("a0_reranker: could not stop background work: %s", exc)
 
 
-def save_plugin_config(settings=None, **kwargs):
+def save_plugin_config(settings=None, project_name="", agent_profile="", **kwargs):
     """Validate and coerce the settings; move the API key into usr/.env. Raising shows the
     message in the settings modal instead of saving a value the plugin cannot use."""
-    from helpers import dotenv
-    from usr.plugins.a0_reranker.helpers import config_store, settings_cache
-    from usr.plugins.a0_reranker.helpers.scoring import probe_cache
-    from usr.plugins.a0_reranker.helpers.settings import SettingsError
+    from helpers import dotenv, plugins
+    from usr.plugins.a0_reranker.helpers import config_store, settings_cache, stored_key
+    from usr.plugins.a0_reranker.helpers.scoring import probe_cache, score
+    from usr.plugins.a0_reranker.helpers.settings import PLUGIN_NAME, SettingsError
 
+    try:  # what this scope had before the Save (its own config, else what it inherits)
+        previous = plugins.get_plugin_config(PLUGIN_NAME, project_name=project_name or "", agent_profile=agent_profile or "")
+    except Exception:  # an unreadable old config: the Save replaces it
+        previous = None
+    before = config_store.settings_or_none(previous)
+    dotenv_path = dotenv.get_dotenv_file_path()
     try:
-        saved = config_store.prepare_for_save(settings or {}, config_store.dotenv_writer(dotenv.get_dotenv_file_path()))
+        saved = config_store.prepare_for_save(
+            settings or {}, config_store.dotenv_writer(dotenv_path), scope=(project_name or "", agent_profile or ""),
+            previous=previous, origins=stored_key.Origins(stored_key.origins_path(dotenv_path)))
     except SettingsError as exc:
         raise ValueError(str(exc)) from None
     settings_cache.forget()
     probe_cache.forget()
+    after = config_store.settings_or_none(saved)
+    if config_store.connection_changed(before, after):
+        score.close_breakers(before, after)  # the Save may be what fixes it: ask again at once
     return saved

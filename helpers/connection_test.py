@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import settings_cache
+from . import settings_cache, stored_key
+from .config_store import key_elsewhere
 from .scoring import calling_agent, score, verdicts
-from .settings import API_KEY_PLACEHOLDER, LIMITS, coerce
+from .settings import API_KEY_PLACEHOLDER, LIMITS, SettingsError, coerce, key_input, shown_endpoint, stored_value
 
 
 def unsaved_keys(form: Mapping[str, Any], saved: Mapping[str, Any]) -> list[str]:
@@ -70,9 +71,36 @@ POST_FILTER_NOTE = ("Agent Zero's memory post-filter is on too (Memory settings)
                     "Turn the post-filter off: this judge reads the whole pool, the post-filter only what is already cut to the prompt.")
 
 
+def with_saved_key(form: Mapping[str, Any], saved: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """The form to probe, its placeholder meaning the saved settings' key (never a variable
+    the form names), and "" or why that key is not sent to the form's endpoint: it was saved
+    for another origin. A key stored before origins were recorded goes with the saved
+    endpoint, as it did at recall."""
+    probed = {k: v for k, v in form.items() if k != stored_key.VARIABLE_FIELD}
+    variable = stored_key.variable_named(saved) or stored_key.API_KEY_ENV
+    if variable != stored_key.API_KEY_ENV:
+        probed[stored_key.VARIABLE_FIELD] = variable
+    try:
+        if key_input(form.get("rerank_api_key")) != API_KEY_PLACEHOLDER or not stored_value(variable):
+            return probed, ""
+        endpoint = coerce("rerank_endpoint", form.get("rerank_endpoint")).rstrip("/")
+    except (SettingsError, ValueError):
+        return probed, ""  # the probe names the bad setting
+    bound = stored_key.recorded().get(variable)
+    if bound is None:
+        bound = stored_key.origin(saved.get("rerank_endpoint"))
+    here = stored_key.origin(endpoint)
+    return probed, "" if bound == here else key_elsewhere(bound, here or shown_endpoint(endpoint))
+
+
 async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[str, Any]:
     if not isinstance(form, Mapping):
         return {"ok": False, "report": verdicts.failed_report("bad_setting", "no settings were sent"), "unsaved": [], "note": ""}
+    saved = settings_cache.configured_mapping(None)
+    form, elsewhere = with_saved_key(form, saved)
+    if elsewhere:  # nothing is sent: the stored key is not this server's, and without it the test says nothing true
+        report = verdicts.failed_report("auth", f"setting 'rerank_api_key': {elsewhere}", str(form.get("rerank_endpoint") or ""))
+        return {"ok": False, "report": report, "unsaved": unsaved_keys(form, saved), "note": ""}
     if _asks_utility_model(form):
         agent, asked = judge_agent(context_id)
         with calling_agent.asking(agent):
@@ -82,7 +110,7 @@ async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[st
             report["notes"].append(POST_FILTER_NOTE)
     else:
         report = await score.aprobe(dict(form))
-    unsaved = unsaved_keys(form, settings_cache.configured_mapping(None))
+    unsaved = unsaved_keys(form, saved)
     return {
         "ok": bool(report.get("ok")),
         "report": report,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterator, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 _BOM = "\ufeff"
 _SPACE = r"[^\S\r\n]"  # whitespace that does not end a line
@@ -168,6 +168,11 @@ def remove_variable(path: str, name: str) -> bool:
     """Remove ``name`` from the dotenv file at ``path``, in place (same inode and mode: the
     file may be a bind mount). True when the file changed; a missing file is no change.
     Raises ``OSError`` when the file exists but cannot be read or written."""
+    return remove_variables(path, lambda key: key == name)
+
+
+def remove_variables(path: str, is_removed: Callable[[str], bool]) -> bool:
+    """``remove_variable`` for every variable whose name ``is_removed``, in one rewrite."""
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
@@ -175,7 +180,9 @@ def remove_variable(path: str, name: str) -> bool:
         return False
     # surrogateescape: bytes that are not UTF-8 pass through unchanged
     text = raw.decode("utf-8", "surrogateescape")
-    kept = without(text, name)
+    kept = text
+    for name in {b.key for b in bindings(text) if b.key is not None and is_removed(b.key)}:
+        kept = without(kept, name)
     if kept == text:
         return False
     _write_in_place(path, kept)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .settings import Settings
+from .settings import Settings, shown_endpoint
 
 OFF = "off"
 FUSION = "fusion"
@@ -104,7 +104,7 @@ def describe(settings: Settings, route: str | None = None) -> str:
     elif current == LOCAL:
         text = f"built-in fusion + the in-process cross-encoder {settings.local_model}"
     else:
-        text = f"built-in fusion + the reranker at {settings.endpoint} ({route or 'API detected on first use'})"
+        text = f"built-in fusion + the reranker at {shown_endpoint(settings.endpoint)} ({route or 'API detected on first use'})"
     if not settings.apply:
         text += "; shadow mode: measured only, the agent gets Agent Zero's own order"
     return text

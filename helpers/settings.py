@@ -12,10 +12,13 @@ import functools
 import hashlib
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
+
+from . import stored_key
 
 PLUGIN_NAME = "a0_reranker"
 PLUGIN_DIR = Path(__file__).resolve().parent.parent
@@ -23,9 +26,10 @@ DEFAULT_CONFIG_PATH = PLUGIN_DIR / "default_config.yaml"
 
 # The settings panel shows this instead of a stored key; sent back, it means "keep it".
 API_KEY_PLACEHOLDER = "************"
-# Where the save hook stores the key (the host's usr/.env). Not A0_SET_*: that prefix
-# would turn it into a config default the settings panel could display.
-API_KEY_ENV = "A0_RERANKER_API_KEY"
+# Where the save hook stores the global settings' key (the host's usr/.env); a scope's key
+# has a variable of its own (stored_key.py). Not A0_SET_*: that prefix would turn it into a
+# config default the settings panel could display.
+API_KEY_ENV = stored_key.API_KEY_ENV
 
 APIS = ("auto", "rerank", "qwen3_score", "lexical", "local", "utility")
 # The rerank_api values whose judge runs without a reranker server: in-process scorers, and
@@ -156,6 +160,37 @@ def shown(value: Any) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f"... ({len(text):,} characters)"
 
 
+# The authority of a URL: after the scheme (if any), up to the path, query or fragment.
+_AUTHORITY = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)?([^/?#]*)")
+
+
+def shown_endpoint(url: str) -> str:
+    """``url`` as every view shows it and every log line writes it: user info in it
+    (``http://user:pass@proxy:8080``, the way to reach a basic-auth proxy) becomes ``***``.
+    The one place for that rule; works on any text, a URL the client refuses included."""
+    if not isinstance(url, str) or "@" not in url:
+        return url
+    match = _AUTHORITY.match(url)
+    scheme, authority = match.group(1) or "", match.group(2)
+    if "@" not in authority:
+        return url
+    return scheme + "***@" + authority.rsplit("@", 1)[1] + url[match.end():]
+
+
+def endpoint_secret(url: str) -> str:
+    """The secret in ``url``'s user info, as the HTTP client sends it: the password, or a user
+    name of token length when there is no password. "" when none. (A short user name is not
+    scrubbed: "admin" would withhold every message that holds the word.)"""
+    try:
+        parts = urlsplit(url)
+        password, username = parts.password, unquote(parts.username or "")
+    except ValueError:
+        return ""
+    if password:
+        return unquote(password)
+    return username if len(username) >= 8 else ""
+
+
 def coerce(key: str, value: Any) -> Any:
     """Coerce one raw value for ``key``; raise ``SettingsError`` if it does not fit."""
     limit = LIMITS[key]
@@ -256,10 +291,15 @@ class Settings:
     judge_doc_chars: int
     # The resolved secret: kept out of repr, str, equality and every report.
     api_key: str = field(default="", repr=False, compare=False)
+    # The origin a stored key was saved for, when it is not this endpoint's (so none is sent)
+    key_saved_for: str = field(default="", compare=False)
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None) -> "Settings":
-        """Defaults overlaid with ``mapping``; unknown keys are ignored (older configs)."""
+    def from_mapping(cls, mapping: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None,
+                     origins: Mapping[str, str] | None = None) -> "Settings":
+        """Defaults overlaid with ``mapping``; unknown keys are ignored (older configs). The
+        placeholder resolves to the stored key (``env``, the process environment) only for an
+        endpoint of the origin it was saved for (``origins``, the recorded ones)."""
         if mapping is not None and not isinstance(mapping, Mapping):
             raise SettingsError("config", f"expected a mapping of settings, got {type(mapping).__name__}")
         merged = dict(default_mapping())
@@ -269,12 +309,15 @@ class Settings:
         values = {key: coerce(key, merged[key]) for key in LIMITS}
         endpoint = values["rerank_endpoint"].rstrip("/")
         if endpoint and not _is_http_url(endpoint):
-            raise SettingsError("rerank_endpoint", f"got {shown(values['rerank_endpoint'])}, expected an http:// or https:// URL with a host")
+            raise SettingsError("rerank_endpoint", f"got {shown(shown_endpoint(values['rerank_endpoint']))}, expected an http:// or https:// URL with a host")
         if endpoint and (problem := _url_problem(endpoint)):
-            raise SettingsError("rerank_endpoint", f"got {shown(values['rerank_endpoint'])}: {problem}")
+            raise SettingsError("rerank_endpoint", f"got {shown(shown_endpoint(values['rerank_endpoint']))}: {problem}")
         kwargs = {key.removeprefix("rerank_"): values[key] for key in LIMITS if key != "rerank_api_key"}
         kwargs["endpoint"] = endpoint
-        kwargs["api_key"] = resolve_api_key(merged["rerank_api_key"], env)
+        variable = stored_key.variable_named(mapping or {})
+        if variable is None:
+            raise SettingsError("rerank_api_key", f"{stored_key.VARIABLE_FIELD} names a variable that is not one of this plugin's keys")
+        kwargs["api_key"], kwargs["key_saved_for"] = _resolved_key(merged["rerank_api_key"], env, endpoint, variable, origins)
         return cls(**kwargs)
 
     @property
@@ -349,12 +392,31 @@ def check_key(key: str, where: str = "") -> None:
 
 def resolve_api_key(raw: Any, env: Mapping[str, str] | None = None) -> str:
     """The placeholder means "the stored key"; anything else is the key itself ("" = none)."""
-    text = key_input(raw)
-    if text != API_KEY_PLACEHOLDER:
-        return text
-    source = os.environ if env is None else env
-    stored = (source.get(API_KEY_ENV) or "").strip()
+    return _resolved_key(raw, env, None, API_KEY_ENV, {})[0]
+
+
+def stored_value(variable: str, env: Mapping[str, str] | None = None) -> str:
+    """The key stored in ``variable`` ("" for none). Raises ``SettingsError`` for one that
+    could not be sent (edited by hand)."""
+    stored = ((os.environ if env is None else env).get(variable) or "").strip()
     if stored.lower() in NO_KEY_WORDS:  # saved as a key by an older version
         return ""
-    check_key(stored, f"the stored key ({API_KEY_ENV} in usr/.env) ")
+    check_key(stored, f"the stored key ({variable} in usr/.env) ")
     return stored
+
+
+def _resolved_key(raw: Any, env: Mapping[str, str] | None, endpoint: str | None, variable: str,
+                  origins: Mapping[str, str] | None) -> tuple[str, str]:
+    """(the key, "") or, for a stored key saved for another origin than ``endpoint``'s, ("",
+    that origin). A stored key with no origin recorded (saved by an older version) goes with
+    the endpoint it is configured with, as it did then."""
+    text = key_input(raw)
+    if text != API_KEY_PLACEHOLDER:
+        return text, ""
+    stored = stored_value(variable, env)
+    if not stored or endpoint is None:
+        return stored, ""
+    bound = (stored_key.recorded() if origins is None else origins).get(variable)
+    if bound is not None and bound != stored_key.origin(endpoint):
+        return "", bound or "no endpoint"
+    return stored, ""

@@ -2,8 +2,8 @@
 
 The public API is handed the same mapping call after call: each distinct mapping (and
 stored key, which the placeholder resolves to) is validated once. Recall reads the host's
-config file for an agent at most every few seconds, and at once after a save
-(``forget``, from hooks.py). A ``SettingsError`` is never remembered.
+config file for an agent at most every few seconds per scope (its chat's project and its
+profile, ``agent_key``), and at once after a save (``forget``, from hooks.py). A ``SettingsError`` is never remembered.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping
 
+from . import stored_key
 from .settings import API_KEY_ENV, PLUGIN_NAME, Settings, default_mapping
 
 log = logging.getLogger("a0_reranker")
@@ -48,6 +49,21 @@ def size() -> int:
     return len(_entries)
 
 
+def agent_key(agent: Any) -> tuple:
+    """What an agent's settings are remembered under: the scope the host reads its config
+    for (its chat's project and its profile: a chat moved to another project reads that
+    project's settings at once, not when the entry expires), and its chat."""
+    project = None
+    context = getattr(agent, "context", None)
+    try:
+        from helpers import projects  # the host's module, only present inside Agent Zero
+
+        project = projects.get_context_project_name(context)
+    except Exception:  # no host, or no project: the global and profile scopes
+        pass
+    return ("agent", project or "", getattr(getattr(agent, "config", None), "profile", ""), id(context))
+
+
 def configured_mapping(agent: Any = None) -> Mapping[str, Any]:
     """The host's saved config when running inside Agent Zero, else ``default_config.yaml``."""
     if __package__ and __package__.startswith("usr.plugins."):
@@ -63,8 +79,11 @@ def configured_mapping(agent: Any = None) -> Mapping[str, Any]:
 def load_settings(config: Mapping[str, Any] | None = None, agent: Any = None) -> Settings:
     mapping = configured_mapping(agent) if config is None else config
     try:
-        # The stored key is part of the key, since the placeholder resolves to it.
-        key = ("mapping", tuple(sorted(mapping.items())), os.environ.get(API_KEY_ENV))
+        # The stored key and the origin it was saved for are part of the key, since the
+        # placeholder resolves to the one for the other.
+        variable = stored_key.variable_named(mapping) or API_KEY_ENV
+        stored = (os.environ.get(variable), stored_key.recorded().get(variable))
+        key = ("mapping", tuple(sorted(mapping.items())), stored)
         hash(key)
     except (TypeError, AttributeError):  # unhashable values, or not a mapping: not remembered
         return Settings.from_mapping(mapping)

@@ -11,7 +11,7 @@ from .recall import wrapper
 from .report.stats import STATS
 from .scoring import calibration, calling_agent, probe_cache, scorers
 from .scoring.breaker import BREAKER
-from .settings import PLUGIN_NAME, SettingsError
+from .settings import PLUGIN_NAME, SettingsError, shown_endpoint
 from .settings_cache import load_settings
 
 
@@ -52,10 +52,11 @@ def collect(agent: Any = None) -> dict[str, Any]:
             setting_enabled=settings.enabled,
             **mode.as_dict(settings, route),
             api_setting=settings.api,
-            endpoint=settings.endpoint or None,
+            endpoint=shown_endpoint(settings.endpoint) or None,
             model=settings.model or None,
             has_reranker=settings.has_reranker,
             api_key_set=bool(settings.api_key),
+            api_key_saved_for=settings.key_saved_for or None,  # stored for another server: not sent
             detected=({"route": route or settings.api, "api": verdict.route.api if verdict.route else settings.api, "scale": verdict.scale, "batch_limit": verdict.batch_limit} if verdict else None),
         )
     out["stats"] = STATS.snapshot(last=5)
@@ -70,6 +71,14 @@ def _judge(agent: Any) -> dict[str, Any]:
 
     name = calling_agent.model_name(agent)
     return {"utility_model": name, "latency": scorers.UTILITY.latency().get(name), "post_filter": post_filter_on(agent)}
+
+
+def _key_words(status: dict[str, Any]) -> str:
+    if status.get("api_key_set"):
+        return "set"
+    if status.get("api_key_saved_for"):
+        return f"none sent (the stored key was saved for {status['api_key_saved_for']}, not this endpoint)"
+    return "none"
 
 
 def summary_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> str:
@@ -95,7 +104,7 @@ def summary_text(status: dict[str, Any], probe: dict[str, Any] | None = None) ->
             lines.append(f"mode: {status.get('mode_text')}")
         lines.append(f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, {totals.get('shadow', 0)} shadow, "
                      f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, {totals.get('fallback', 0)} fallbacks to Agent Zero's own order")
-    lines.append(f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: {status.get('api_setting', '-')}  api key: {'set' if status.get('api_key_set') else 'none'}")
+    lines.append(f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: {status.get('api_setting', '-')}  api key: {_key_words(status)}")
     judge = status.get("judge")
     if judge:
         lat = judge.get("latency")

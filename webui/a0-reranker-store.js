@@ -182,7 +182,7 @@ const model = {
   // --- secrets (the API key): the field holds the placeholder, never the stored key -------
   keyState(config, key) {
     const value = config?.[key] ?? "";
-    if (value === API_KEY_PLACEHOLDER) return "A key is stored (hidden). Type a new key to replace it.";
+    if (value === API_KEY_PLACEHOLDER) return "A key is stored (hidden), for the server it was saved with only. Type a new key to replace it.";
     if (value) return "A new key: it is stored in usr/.env, not in config.json, when you press Save.";
     if (this.keyStoredAtOpen[key]) return "The stored key will be removed when you press Save.";
     return "No key stored. Local servers usually need none.";

@@ -166,8 +166,7 @@ def agent_settings(agent: Any) -> Settings | None:
 
     if PLUGIN_NAME not in plugins.get_enabled_plugins(agent):
         return None
-    config = getattr(agent, "config", None)
-    key = ("agent", getattr(config, "profile", ""), id(getattr(agent, "context", None)))
+    key = settings_cache.agent_key(agent)
     read = lambda: Settings.from_mapping(plugins.get_plugin_config(PLUGIN_NAME, agent=agent) or {})  # noqa: E731
     return settings_cache.remembered(key, read, _SETTINGS_TTL_S)
 

@@ -69,6 +69,13 @@ class CircuitBreaker:
                 return True
             return False
 
+    def close(self, matches) -> None:
+        """Forget every key for which ``matches(key)`` holds: a Save changed what those calls
+        are made with, so the cool-down the old settings earned no longer applies."""
+        with self._lock:
+            for key in [k for k in self._states if matches(k)]:
+                del self._states[key]
+
     def snapshot(self) -> dict[str, dict]:
         now = self._clock()
         with self._lock:

@@ -6,6 +6,7 @@ everything else. It knows nothing about which route to use; ``probe_cache.py`` d
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import json
 import math
@@ -30,7 +31,7 @@ from ..errors import (
     ServerError,
     TransportError,
 )
-from ..settings import Settings
+from ..settings import Settings, endpoint_secret
 from .response_body import ACCEPT_ENCODING, read_capped
 from .wire import Route, split_endpoint
 from .wire._parse import decode_json
@@ -137,8 +138,9 @@ def auth_headers(settings: Settings) -> dict[str, str]:
 
 
 def scrub(text: str, settings: Settings) -> str:
-    """Remove the key, in any form, from text that came back from a server before it is stored or shown."""
-    return key_scrub.scrub(text, settings.api_key)
+    """Remove the key and the endpoint's password, in any form, from text that came back from
+    a server (or the transport) before it is stored or shown."""
+    return key_scrub.scrub(key_scrub.scrub(text, settings.api_key), endpoint_secret(settings.endpoint))
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -173,7 +175,14 @@ def _checked_request(url: str, settings: Settings) -> tuple[httpx.URL, dict[str,
     if key and not (key.isascii() and key.isprintable()):
         # HTTP headers carry ASCII only; saying which character would show part of the key.
         raise NotConfigured("the API key has characters an HTTP header cannot carry (setting 'rerank_api_key')")
-    return parsed, auth_headers(settings)
+    headers = auth_headers(settings)
+    if parsed.userinfo:
+        # The user info as the Basic header httpx itself makes of it (and, as before, instead of
+        # the Bearer key), on a URL without it: httpx logs every request's URL.
+        basic = base64.b64encode(f"{parsed.username}:{parsed.password}".encode()).decode("ascii")
+        headers = {"Authorization": f"Basic {basic}"}
+        parsed = parsed.copy_with(userinfo=b"")
+    return parsed, headers
 
 
 async def _pinned(target: httpx.URL, headers: dict[str, str], settings: Settings):

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from .. import mode
 from ..errors import BreakerOpen, NotConfigured, Refused, RerankError
-from ..settings import Settings, SettingsError
+from ..settings import Settings, SettingsError, shown_endpoint
 from ..settings_cache import load_settings
 from . import calibration, calling_agent, client, privacy, probe_cache, scorers
 from .breaker import BREAKER, TRIAL
@@ -37,7 +37,19 @@ class Scored:
 def _breaker_key(settings: Settings) -> str:
     if settings.api == "utility":  # no endpoint: what fails is the utility model of the agent asking
         return f"{calling_agent.model_name(calling_agent.current())}|utility"
-    return f"{settings.endpoint}|{settings.model}|{settings.api}"
+    return f"{shown_endpoint(settings.endpoint)}|{settings.model}|{settings.api}"  # the status views list these keys
+
+
+def close_breakers(*settings: Settings | None) -> None:
+    """Close the breaker of each of these settings (a Save changed the endpoint, key, model or
+    API): the next recall asks at once instead of waiting out the old settings' cool-down.
+    The utility judge's breakers are per utility model, and no agent is asking at a Save:
+    all of them."""
+    for one in settings:
+        if one is None:
+            continue
+        key = None if one.api == "utility" else _breaker_key(one)
+        BREAKER.close(lambda k: k.endswith("|utility") if key is None else k == key)
 
 
 def _skipped(settings: Settings) -> BreakerOpen:
@@ -86,7 +98,7 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
             # probe again once it recovers, and count the failure toward the breaker.
             probe_cache.forget(settings)
             if BREAKER.record_failure(key, settings.breaker_failures, settings.breaker_cooldown):
-                log.warning("a0_reranker: %s failing; circuit breaker open for %g s", settings.endpoint or key, settings.breaker_cooldown)
+                log.warning("a0_reranker: %s failing; circuit breaker open for %g s", shown_endpoint(settings.endpoint) or key, settings.breaker_cooldown)
         raise
     finally:
         if admitted == TRIAL:  # settled above, unless cancelled: then the next caller may try

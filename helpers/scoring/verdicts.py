@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..settings import shown_endpoint
 from .wire import Route
 
 PROBE_QUERY = "What is the capital of France?"
@@ -112,6 +113,10 @@ class ProbeReport:
     notes: list[str] = field(default_factory=list)
     result: Verdict | None = None
     served_models: tuple[str, ...] = ()  # what the server said it serves, when it had to be named
+
+    def __post_init__(self) -> None:
+        # Shown by Test connection, the status tool and the CLI, and quoted in reasons: never a password
+        self.endpoint = shown_endpoint(self.endpoint)
 
     def as_dict(self) -> dict[str, Any]:
         """What Test connection, the status tool and the CLI show. Never holds the key."""

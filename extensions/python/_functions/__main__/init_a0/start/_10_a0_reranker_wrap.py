@@ -14,3 +14,10 @@ class A0RerankerWrapAtStart(Extension):
             reranker.warm_up()
         except Exception:
             pass
+        try:  # a key an older version stored: bound to the server saved with it (hooks.py)
+            from helpers import dotenv, plugins
+            from usr.plugins.a0_reranker.helpers import config_store
+
+            config_store.bind_unbound_key(dotenv.get_dotenv_file_path(), plugins.get_plugin_config("a0_reranker"))
+        except Exception:
+            pass
