@@ -199,8 +199,8 @@ def fuse(search: Search) -> None:
         # dates, numbers). In a conversation the message alone is often "and the other
         # one?": its words are no evidence, and the fused order stands.
         search.fused = fusion.with_word_picks(search.fused, words, fused_lists, search.slots, store_search.doc_key)
-        score_of = {store_search.doc_key(d): x for d, x in fused}
-        search.fused_scores = [score_of.get(store_search.doc_key(d), 0.0) for d in search.fused]
+        # The fused scores by place, so whatever orders by them (the policies) keeps this order.
+        search.fused_scores = sorted(search.fused_scores, reverse=True)
     in_fused = {store_search.doc_key(d) for d in search.fused}
     every_list = list({id(hits): hits for hits in search.found.lists.values()}.values())
     below = fusion.fuse([[d for d, _ in hits] for hits in every_list], store_search.doc_key)
