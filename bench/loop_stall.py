@@ -143,10 +143,14 @@ async def _stall_of(r, recall, repeats: int, **config) -> tuple[float, float]:
     r.configure(**config)
 
     async def one():
-        assert await r.wrapped(recall)
+        # A task per search, as the host runs each recall: each gets the recall's own deadline.
+        assert await asyncio.create_task(r.wrapped(recall))
 
     await one()  # the first search of a configuration: its probe
+    r.recall.STATS.reset()
     worst = await worst_gap_ms(one, repeats)
+    outcomes = {c["outcome"] for c in r.recall.STATS.snapshot(last=repeats)["recent"]}
+    assert outcomes == {"fused" if config.get("rerank_api") == "auto" else "reranked"}, outcomes  # the feature ran
     return worst, LOOP_CPU_MS[0]
 
 
