@@ -18,6 +18,7 @@ MALFORMED = [
     {"caller": "recall", "host_order": ["a"], "reranked_order": ["a"], "latency_ms": "NaN"},  # a string latency
     {"caller": ["recall"], "host_order": ["a"], "reranked_order": ["a"]},  # a caller that is a list
     {"caller": "recall", "host_order": "ab", "reranked_order": ["a"]},  # an order that is a string
+    {"caller": "recall", "host_order": ["a"], "reranked_order": ["a"], "latency_ms": 10 ** 400},  # no float holds it
 ]
 MEMORY_CAP = 1 << 30  # far more than the CLI needs; far less than reading /dev/zero to its end
 
@@ -27,7 +28,7 @@ def _little_memory():
 
 
 @pytest.mark.parametrize("bad", MALFORMED, ids=["list id", "object id", "number id", "list latency", "string latency",
-                                                "list caller", "string order"])
+                                                "list caller", "string order", "huge latency"])
 def test_a_line_in_the_wrong_shape_is_skipped_and_counted(tmp_path, bad):
     log = tmp_path / "shadow.jsonl"
     log.write_text("\n".join(json.dumps(x) for x in (GOOD, bad, GOOD)) + "\n")

@@ -143,13 +143,13 @@ def read(path: str, skipped: Skipped | None = None) -> Iterator[dict[str, Any]]:
 
 def _skip_rest_of_line(fh, budget: int) -> int:
     """Read past the end of an overlong line, within ``budget`` bytes; the bytes read."""
-    read = 0
-    while read < budget:
-        chunk = fh.readline(min(MAX_LINE_BYTES, budget - read))
-        read += len(chunk)
+    taken = 0
+    while taken < budget:
+        chunk = fh.readline(min(MAX_LINE_BYTES, budget - taken))
+        taken += len(chunk)
         if not chunk or chunk.endswith(b"\n"):
             break
-    return read
+    return taken
 
 
 def _search(raw: bytes) -> dict[str, Any] | None:
@@ -168,9 +168,16 @@ def _search(raw: bytes) -> dict[str, Any] | None:
     if not isinstance(value.get("caller", "?"), str):
         return None
     latency = value.get("latency_ms", 0.0)
-    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not math.isfinite(latency):
+    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not _finite(latency):
         return None
     return value
+
+
+def _finite(number: int | float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer of hundreds of digits: no latency
+        return False
 
 
 def summarise(path: str, k: int = 5) -> dict[str, Any]:
