@@ -28,6 +28,7 @@ def run_all() -> list[Row]:
         rows += r.host.run(outage.measure(r))
     with rig(memories=600) as r:
         rows += r.host.run(loop_stall.recall_rows(r))
+    rows += loop_stall.big_input_rows()
     rows += recall_cost.measure()
     rows += judge_cost.measure()
     return rows

@@ -68,14 +68,33 @@ def _unreadable(path: str, argument: str, exc: OSError) -> UsageError:
     return UsageError(f"argument {argument}: cannot read {path}: {(exc.strerror or str(exc)).lower()}")
 
 
+# ``rerank``'s documents are read to at most this: a file that never ends (/dev/zero) is
+# refused at the cap, not read until memory runs out.
+MAX_DOCUMENTS_BYTES = 16 << 20
+
+
 def _read_text(path: str, argument: str) -> str:
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_DOCUMENTS_BYTES + 1)
     except OSError as exc:  # missing, a directory, no permission
         raise _unreadable(path, argument, exc) from None
+    return _documents_text(data, f"argument {argument}: {path}")
+
+
+def _read_stdin() -> str:
+    stream = getattr(sys.stdin, "buffer", None)
+    data = stream.read(MAX_DOCUMENTS_BYTES + 1) if stream is not None else sys.stdin.read(MAX_DOCUMENTS_BYTES + 1).encode()
+    return _documents_text(data, "stdin")
+
+
+def _documents_text(data: bytes, source: str) -> str:
+    if len(data) > MAX_DOCUMENTS_BYTES:
+        raise UsageError(f"{source} holds more than {MAX_DOCUMENTS_BYTES >> 20} MiB; give fewer documents")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"argument {argument}: {path} is not UTF-8 text (byte {exc.start + 1})") from None
+        raise UsageError(f"{source} is not UTF-8 text (byte {exc.start + 1})") from None
 
 
 def _read_documents(args: argparse.Namespace) -> list[str]:
@@ -89,7 +108,7 @@ def _read_documents(args: argparse.Namespace) -> list[str]:
     if args.file:
         text = _read_text(args.file, "--file")
     elif not sys.stdin.isatty():
-        text = sys.stdin.read()
+        text = _read_stdin()
     else:
         return []
     # One document per line; blank lines and # comments are skipped.

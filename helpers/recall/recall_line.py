@@ -115,6 +115,7 @@ _JUDGE_UNAVAILABLE = (
     (BreakerOpen, lambda exc, s: f"{_JUDGE} kept failing, skipped for up to {s.breaker_cooldown:g} s"),
     (MalformedResponse, lambda exc, s: f"{_JUDGE}'s answer could not be read"),
     (NotConfigured, lambda exc, s: "no agent to ask the utility model for"),
+    (Refused, lambda exc, s: f"the privacy guard refused {_JUDGE}: its endpoint is not private (rerank_private_only)"),
     (TransportError, lambda exc, s: f"the call to {_JUDGE} failed"),
     (BaseException, lambda exc, s: f"{_JUDGE} failed (see Test connection)"),
 )

@@ -121,7 +121,11 @@ def identify_caller(frame: Any) -> Call | None:
     if kind is None:
         return None
     local_vars = frame.f_locals
-    call = Call(kind, getattr(local_vars.get("self"), "agent", None), deadline=budget.for_search(kind))
+    post_filter = kind == "recall" and _setting_on(local_vars.get("set"), "memory_recall_post_filter")
+    # The recall's deadline counts from the host's own start, under the host's own timeout
+    # (its recall module's SEARCH_TIMEOUT), leaving its post-filter its time.
+    deadline = budget.for_search(kind, frame.f_globals.get("SEARCH_TIMEOUT"), post_filter)
+    call = Call(kind, getattr(local_vars.get("self"), "agent", None), deadline=deadline)
     if kind == "recall":
         call.log_item = local_vars.get("log_item")
         # The recall extension keeps the user's message, the history it used and its own
@@ -134,7 +138,7 @@ def identify_caller(frame: Any) -> Call | None:
                 call.history = history[: -len(rendered)].rstrip() if history.endswith(rendered) else history
         call.prompt_slots = _prompt_slots(local_vars.get("set"))
         call.query_prepared = _setting_on(local_vars.get("set"), "memory_recall_query_prep")
-        call.post_filter = _setting_on(local_vars.get("set"), "memory_recall_post_filter")
+        call.post_filter = post_filter
     return call
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import queue
 import statistics
 import threading
 import time
 from collections import Counter
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any, Iterator
 
 from .. import lifecycle
 from . import changes, shadow_path
@@ -95,45 +97,127 @@ def flush(timeout: float = 5.0) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-def read(path: str, skipped: list[int] | None = None) -> Iterable[dict[str, Any]]:
-    """The log's lines. A line that is not a JSON object (a write cut short by a crash) is
-    skipped, its number appended to ``skipped``: one bad line must not hide the rest."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
+# What ``report`` reads of a log, at most: a file that never ends (/dev/zero, a FIFO) or a
+# line without end must not be read until memory runs out. A line is a few kilobytes; a
+# log past the cap is summarised from its first MAX_LOG_BYTES, and the summary says so.
+MAX_LOG_BYTES = 256 << 20
+MAX_LINE_BYTES = 1 << 20
+
+
+@dataclass
+class Skipped:
+    """What reading a log left out: how many lines were not in the log's shape (a write cut
+    short by a crash, a hand-edited line, a line past MAX_LINE_BYTES), and whether reading
+    stopped at MAX_LOG_BYTES before the end."""
+
+    lines: int = 0
+    cut: bool = False
+
+
+def read(path: str, skipped: Skipped | None = None) -> Iterator[dict[str, Any]]:
+    """The log's searches, each a line in the shape ``pipeline.log_line`` writes. Any other
+    line is skipped and counted: one bad line must not hide the rest."""
+    skipped = skipped if skipped is not None else Skipped()
+    total = 0
+    with open(path, "rb") as fh:
+        while True:
+            if total >= MAX_LOG_BYTES:
+                skipped.cut = bool(fh.read(1))
+                return
+            raw = fh.readline(min(MAX_LINE_BYTES, MAX_LOG_BYTES - total) + 1)
+            if not raw:
+                return
+            total += len(raw)
+            if len(raw) > MAX_LINE_BYTES:  # a line without end within the cap
+                total += _skip_rest_of_line(fh, MAX_LOG_BYTES - total)
+                skipped.lines += 1
                 continue
-            try:
-                value = json.loads(line)
-            except ValueError:
-                value = None
-            if isinstance(value, dict):
-                yield value
-            elif skipped is not None:
-                skipped.append(number)
+            if not raw.strip():
+                continue
+            search = _search(raw)
+            if search is None:
+                skipped.lines += 1
+            else:
+                yield search
+
+
+def _skip_rest_of_line(fh, budget: int) -> int:
+    """Read past the end of an overlong line, within ``budget`` bytes; the bytes read."""
+    taken = 0
+    while taken < budget:
+        chunk = fh.readline(min(MAX_LINE_BYTES, budget - taken))
+        taken += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            break
+    return taken
+
+
+def _search(raw: bytes) -> dict[str, Any] | None:
+    """One line as a search, or None when it is not in the log's shape: ids are strings, the
+    orders lists of them, the caller a string, the latency a finite number."""
+    try:
+        value = json.loads(raw.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    for order in ("host_order", "reranked_order"):
+        ids = value.get(order, [])
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            return None
+    if not isinstance(value.get("caller", "?"), str):
+        return None
+    latency = value.get("latency_ms", 0.0)
+    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not _finite(latency):
+        return None
+    return value
+
+
+def _finite(number: int | float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer of hundreds of digits: no latency
+        return False
 
 
 def summarise(path: str, k: int = 5) -> dict[str, Any]:
-    """How often reranking changed the top results, how far memories moved, and latency."""
-    skipped: list[int] = []
-    lines = list(read(path, skipped))
-    if not lines:
-        raise ValueError("the log holds no searches" + (f" ({len(skipped)} unreadable lines)" if skipped else ""))
-    per_search = [changes.versus_host(x.get("host_order", []), x.get("reranked_order", []), k) for x in lines]
-    latencies = [float(x["latency_ms"]) for x in lines if "latency_ms" in x]
-    callers = Counter(x.get("caller", "?") for x in lines)
-    moves = [m for c in per_search for m in c.moves]
-    n = len(lines)
-    return {
+    """How often reranking changed the top results, how far memories moved, and latency.
+    Read line by line: only the numbers are kept, never the lines."""
+    skipped = Skipped()
+    n = top_changed = top_k_changed = entered = 0
+    moves: list[int] = []
+    latencies: list[float] = []
+    callers: Counter[str] = Counter()
+    for line in read(path, skipped):
+        found = changes.versus_host(line.get("host_order", []), line.get("reranked_order", []), k)
+        n += 1
+        top_changed += found.top_changed
+        top_k_changed += found.top_k_changed
+        entered += found.entered_top_k
+        moves += found.moves
+        callers[line.get("caller", "?")] += 1
+        if "latency_ms" in line:
+            latencies.append(float(line["latency_ms"]))
+    if not n:
+        notes = ([f"{skipped.lines} unreadable lines"] if skipped.lines else []) + ([_CUT_WORDS] if skipped.cut else [])
+        raise ValueError("the log holds no searches" + (f" ({'; '.join(notes)})" if notes else ""))
+    summary = {
         "searches": n,
         "by_caller": dict(callers),
-        "top1_changed": round(sum(c.top_changed for c in per_search) / n, 3),
-        f"top{k}_changed": round(sum(c.top_k_changed for c in per_search) / n, 3),
-        f"new_in_top{k}_per_search": round(sum(c.entered_top_k for c in per_search) / n, 2),
+        "top1_changed": round(top_changed / n, 3),
+        f"top{k}_changed": round(top_k_changed / n, 3),
+        f"new_in_top{k}_per_search": round(entered / n, 2),
         "mean_rank_move": round(statistics.fmean(moves), 2) if moves else 0.0,
         "latency_ms": {"p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95)},
         "k": k,
-        "unreadable_lines": len(skipped),
+        "unreadable_lines": skipped.lines,
     }
+    if skipped.cut:
+        summary["read_bytes"] = MAX_LOG_BYTES
+    return summary
+
+
+_CUT_WORDS = f"only the first {MAX_LOG_BYTES >> 20} MiB were read"
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -146,4 +230,5 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"{summary[f'new_in_top{k}_per_search']} memories per search entered the top {k}",
         f"memories kept in the top {k} moved {summary['mean_rank_move']} places on average",
         f"reranking latency: p50 {lat['p50']} ms, p95 {lat['p95']} ms",
-    ] + ([f"skipped {summary['unreadable_lines']} unreadable lines"] if summary.get("unreadable_lines") else []))
+    ] + ([f"skipped {summary['unreadable_lines']} unreadable lines"] if summary.get("unreadable_lines") else [])
+      + ([_CUT_WORDS] if summary.get("read_bytes") else []))

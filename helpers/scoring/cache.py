@@ -9,6 +9,7 @@ every event loop, guarded by a thread lock; evicts least recently used first.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
 import time
 from collections import OrderedDict
@@ -25,17 +26,22 @@ class ScoreCache:
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple, tuple[float, float]] = OrderedDict()
         self._namespaces: dict[Hashable, int] = {}
+        # Never reset, not even by clear(): a call in flight across a reset holds keys with
+        # its old number, and must not store its scores under a number another reranker
+        # is given afterwards.
+        self._numbers = itertools.count()
         self.hits = 0
         self.misses = 0
 
     def _namespace(self, namespace: Hashable) -> int:
-        # A small int stands for the (endpoint, model, api, route, ...) tuple in every key.
+        # A small int stands for the (endpoint, model, api, route, ...) tuple in every key;
+        # each number is handed out once in the process's life.
         with self._lock:
             if namespace not in self._namespaces:
                 if len(self._namespaces) > 1024:
                     self._namespaces.clear()
                     self._entries.clear()
-                self._namespaces[namespace] = len(self._namespaces)
+                self._namespaces[namespace] = next(self._numbers)
             return self._namespaces[namespace]
 
     def keys(self, namespace: Hashable, query: str, documents: Sequence[str]) -> list[tuple]:

@@ -60,15 +60,57 @@ def model_name(agent: Any) -> str:
     return str(name) if name else "utility model"
 
 
+def utility_endpoint(agent: Any) -> str | None:
+    """Where the utility model ``agent`` would call runs, as the host's LiteLLM call is told:
+    the model's api_base (its kwargs' first, then the model config's, then its provider's
+    default, e.g. Ollama's), "" when there is none (a provider's hosted service: OpenAI,
+    Anthropic), None when it cannot be read (no model config in this host)."""
+    if agent is None:
+        return None
+    own = getattr(agent, "utility_model_endpoint", None)  # HostUtilityModel, below
+    if isinstance(own, str):
+        return own
+    try:
+        from plugins._model_config.helpers import model_config  # the host's, only inside Agent Zero
+
+        config = model_config.get_utility_model_config(agent)
+    except Exception:
+        return None
+    return endpoint_of(config) if isinstance(config, dict) else None
+
+
+def endpoint_of(config: dict) -> str:
+    """A model config's api_base, in the order the host's model building applies them."""
+    kwargs = config.get("kwargs")
+    provider = config.get("provider")
+    for base in (kwargs.get("api_base") if isinstance(kwargs, dict) else None, config.get("api_base"),
+                 _provider_default(provider) if isinstance(provider, str) and provider else None):
+        if isinstance(base, str) and base.strip():
+            return base.strip()
+    return ""
+
+
+def _provider_default(provider: str) -> Any:
+    """The api_base the host's provider list (conf/model_providers.yaml) gives ``provider``."""
+    try:
+        from helpers.providers import get_provider_config  # the host's
+
+        kwargs = (get_provider_config("chat", provider) or {}).get("kwargs")
+        return kwargs.get("api_base") if isinstance(kwargs, dict) else None
+    except Exception:  # an older host, the stand-in: no provider defaults to read
+        return None
+
+
 class HostUtilityModel:
     """Agent Zero's utility model without a chat: built from the host's model settings the
     way the host builds it for an agent (plugins/_model_config build_utility_model), and
     called the way ``Agent.call_utility_model`` calls it (``unified_call``). Test
     connection uses it when the panel names no open chat."""
 
-    def __init__(self, model: Any, name: str):
+    def __init__(self, model: Any, name: str, endpoint: str | None = None):
         self.model = model
         self.utility_model_name = name
+        self.utility_model_endpoint = endpoint  # its api_base ("" hosted), for the privacy guard
 
     @classmethod
     def from_host_settings(cls) -> "HostUtilityModel":
@@ -77,7 +119,7 @@ class HostUtilityModel:
 
         config = model_config.get_utility_model_config(None) or {}
         provider, name = str(config.get("provider") or ""), str(config.get("name") or "")
-        return cls(model_config.build_utility_model(None), f"{provider}/{name}" if provider else name)
+        return cls(model_config.build_utility_model(None), f"{provider}/{name}" if provider else name, endpoint_of(config))
 
     async def call_utility_model(self, system: str, message: str) -> str:
         response, _reasoning = await self.model.unified_call(system_message=system, user_message=message)

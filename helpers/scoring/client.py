@@ -403,3 +403,5 @@ async def _score_one(url: str, route: Route, query: str, texts: list[str], setti
         return route.dialect.parse(payload, len(texts))
     except ServerError as exc:  # an error body on a 2xx: its text may echo what we sent
         raise ServerError(exc.status, scrub(exc.message, settings)) from None
+    except (RecursionError, MemoryError):  # a 2xx answer nested deeper than any answer is
+        raise MalformedResponse("the answer is nested too deeply to read") from None

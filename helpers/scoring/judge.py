@@ -65,8 +65,14 @@ def _environment() -> jinja2.Environment:
 
 def one_line(text: str, max_chars: int) -> str:
     """The memory as the judge reads it: whitespace folded (one memory, one numbered line)
-    and cut to ``max_chars``."""
-    return _SPACE.sub(" ", text).strip()[:max_chars]
+    and cut to ``max_chars``. Only as much of the start is folded as the cut needs (more
+    only when whitespace folded away): a 250 KB memory is not folded whole on the loop."""
+    limit = max_chars + 64
+    while True:
+        folded = _SPACE.sub(" ", text[:limit]).strip()
+        if len(folded) >= max_chars or limit >= len(text):
+            return folded[:max_chars]
+        limit *= 4
 
 
 def build(query: str, documents: Sequence[str], max_chars: int, doc_chars: int) -> Prompt:

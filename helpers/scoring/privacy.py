@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from ..errors import Refused
 from ..settings import Settings
+from . import calling_agent
 
 # Every pattern here runs in time linear in the text: a memory is hostile input too (12 KB
 # of "v1.2v1.2..." took 49 s through the lazy name prefix these patterns once had). The
@@ -225,19 +226,44 @@ def is_private_host(host: str) -> bool:
     return _lookup(host)[0]
 
 
-def _guarded_host(settings: Settings) -> str | None:
-    """The host to check; None when nothing is to be checked. Callers ask only for a scorer
-    that sends text away (scoring/scorers/: ``sends_text``)."""
-    if not settings.private_only or not settings.endpoint or settings.api == "utility":
-        return None  # the utility model is reached through a LiteLLM provider, not this endpoint
+def _hostname(url: str) -> str:
     try:
-        return urlsplit(settings.endpoint).hostname or ""
+        return urlsplit(url).hostname or ""
     except ValueError:
         return ""
 
 
-def _refusal_text(host: str) -> str:
-    shown = host or "the endpoint"
+def _guarded(settings: Settings) -> tuple[str, str] | None:
+    """(the host to check, how a refusal names it); None when nothing is to be checked.
+    Callers ask only for a scorer that sends text away (scoring/scorers/: ``sends_text``):
+    a reranker server's endpoint, or the endpoint of the utility model the judge asks."""
+    if not settings.private_only:
+        return None
+    if settings.api == "utility":
+        return _utility_guarded()
+    if not settings.endpoint:
+        return None
+    host = _hostname(settings.endpoint)
+    return host, host or "the endpoint"
+
+
+def _utility_guarded() -> tuple[str, str] | None:
+    """The judge sends memory text to the calling agent's utility model: its api_base is
+    the endpoint to check. No api_base is a provider's hosted service: never private."""
+    agent = calling_agent.current()
+    if agent is None:
+        return None  # nobody to ask: no text can go anywhere (the judge says there is no agent)
+    endpoint = calling_agent.utility_endpoint(agent)
+    what = f"Agent Zero's utility model ({calling_agent.model_name(agent)})"
+    if endpoint is None:
+        return "", f"{what}, whose endpoint cannot be read from Agent Zero's model settings,"
+    if not endpoint:
+        return "", f"{what}, which has no api_base and so runs at its provider's hosted service,"
+    host = _hostname(endpoint)
+    return host, f"{what} at {host or 'its api_base'}"
+
+
+def _refusal_text(shown: str) -> str:
     return f"refused by the privacy guard: {shown} is not on loopback or a private network (setting 'rerank_private_only')"
 
 
@@ -269,11 +295,12 @@ def _look_up_now(host: str) -> tuple[bool, str | None]:
 
 def refusal(settings: Settings) -> str:
     """Why memory text may not be sent to this endpoint ("" when it may). May block on DNS."""
-    host = _guarded_host(settings)
-    if host is None:
+    guarded = _guarded(settings)
+    if guarded is None:
         return ""
-    private = _known(host) or _remember(host, _look_up_now(host))
-    return "" if private[0] else _refusal_text(host)
+    host, shown = guarded
+    private = (_known(host) or _remember(host, _look_up_now(host))) if host else (False, None)
+    return "" if private[0] else _refusal_text(shown)
 
 
 async def _look_up(host: str) -> tuple[bool, str | None]:
@@ -282,10 +309,11 @@ async def _look_up(host: str) -> tuple[bool, str | None]:
 
 async def check(settings: Settings) -> str:
     """``refusal`` for async code: a name lookup runs in a thread, and is remembered a while."""
-    host = _guarded_host(settings)
-    if host is None:
+    guarded = _guarded(settings)
+    if guarded is None:
         return ""
-    return "" if (await _look_up(host))[0] else _refusal_text(host)
+    host, shown = guarded
+    return "" if host and (await _look_up(host))[0] else _refusal_text(shown)
 
 
 async def pinned(settings: Settings, host: str) -> str | None:
@@ -315,9 +343,8 @@ def notes(settings: Settings, sends_text: bool) -> list[str]:
     remote = sends_text
     if settings.api == "utility" and settings.private_only:
         out.append(
-            "privacy guard: private-only cannot check Agent Zero's utility model (a LiteLLM provider, not an "
-            "endpoint): memory text goes wherever the utility model runs; choose a local utility model "
-            "(Ollama, LM Studio) if it must stay on this machine"
+            "privacy guard: Agent Zero's utility model judges only when its api_base is on loopback or a private "
+            "network (a local utility model: Ollama, LM Studio, vLLM); a hosted one (no api_base) is refused"
         )
     elif settings.private_only:
         out.append(

@@ -13,6 +13,11 @@ The wordings, as the servers' code writes them:
 
 Everything is read from the whole body: the message shown is cut to ``MESSAGE_CHARS``, and
 a list of model names past that cut must still be found.
+
+A body this module cannot read as structured data (60,000 ``[``: ``json`` raises
+RecursionError; a model list nested 25,000 deep: Python's parser raises MemoryError) is
+"not structured": it says so, and the caller's error names the HTTP status. Nothing a
+server writes escapes as an exception.
 """
 
 from __future__ import annotations
@@ -41,9 +46,19 @@ class ErrorAnswer:
     models: tuple[str, ...] = ()  # the model names the server says it serves
 
 
+NOT_STRUCTURED = "the error answer is not structured (nested too deeply, or unreadable)"
+
+
 def read(body: str) -> ErrorAnswer:
-    """Read an error answer's body (any status, any server)."""
+    """Read an error answer's body (any status, any server). Never raises."""
     text = body.strip()
+    try:
+        return _read(text)
+    except Exception:  # RecursionError, MemoryError: whatever the shape, it is no message
+        return ErrorAnswer(NOT_STRUCTURED, _limit_in(text))
+
+
+def _read(text: str) -> ErrorAnswer:
     try:
         payload = json.loads(text)
     except ValueError:
@@ -97,6 +112,6 @@ def _models_in(text: str) -> tuple[str, ...]:
         return ()
     try:
         names = ast.literal_eval(match.group(1))
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):  # the last two: nested too deeply
         return ()
     return tuple(str(n) for n in names if isinstance(n, str) and n) if isinstance(names, list) else ()

@@ -9,8 +9,7 @@ becomes one score per memory. The model is the one of the agent the call is made
 
 What applies around it (scoring/score.py), by what it declares: memory text leaves the
 process when the utility model is a hosted API, so redaction applies; the private-only
-guard checks an endpoint, and a LiteLLM provider is not one it can check (privacy.notes
-says so). The breaker counts its failures per utility model; scores are cached per model
+guard checks the utility model's api_base (privacy.py), a hosted one has none. The breaker counts its failures per utility model; scores are cached per model
 (verdict_key), and the verdict too, so switching the utility model probes again.
 """
 
