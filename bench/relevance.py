@@ -504,6 +504,11 @@ def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[s
     """name -> (server kind, scorer, settings of its own), from perfect to weak; "lexical" is
     the plugin's own, "utility" a simulated utility model judging through rerank_api: utility."""
     from bench import relevance_judges as judges
+    from bench.relevance_rerankers import calibration_labels
+
+    # A simulated judge finds the full text of what it is shown among these: the store's
+    # memories and the plugin's calibration candidates.
+    texts = list(texts) + [t for _, _, candidates in calibration_labels() for _, t in candidates]
 
     out: dict[str, tuple[str | None, Any, dict]] = {
         "oracle": ("cohere", oracle, {}),

@@ -117,11 +117,17 @@ class AskedOracle(Oracle):
     def __init__(self) -> None:
         self.message: str | None = None
         self.gold: frozenset[str] = frozenset()
+        # The plugin's calibration questions, labelled as Oracle labels them.
+        self.calibration = {q: {t.strip() for i, t in texts if i == answer} for q, answer, texts in calibration_labels()}
+        self.calibration_texts = {q: {t.strip() for _, t in texts} for q, _, texts in calibration_labels()}
 
     def ask(self, message: str, gold_texts: frozenset[str]) -> None:
         self.message, self.gold = message.strip(), gold_texts
 
     def label(self, query: str, document: str) -> bool | None:
-        if self.message is None or not query.strip().startswith(self.message):
+        asked = query.strip()
+        if asked in self.calibration and document.strip() in self.calibration_texts[asked]:
+            return document.strip() in self.calibration[asked]
+        if self.message is None or not asked.startswith(self.message):
             return None
         return document.strip() in self.gold
