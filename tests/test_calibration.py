@@ -125,3 +125,53 @@ def test_an_unfinished_calibration_waits_for_its_cool_down_and_never_opens_the_b
     assert 0 < sent and again == sent  # not tried again before its cool-down
     breaker = host.import_plugin("helpers.scoring.breaker").BREAKER.snapshot()
     assert all(not state["open_for_s"] for state in breaker.values())
+
+
+def _partly_calibrated(known: int):
+    """A model that knows the answers of the first ``known`` calibration questions and puts
+    the answer last for the others; on everything else, word overlap."""
+    from tests.servers.scoring import calibration_answer
+
+    order = [i.query for i in calibration.ITEMS]
+
+    def score(query, document):
+        question = calibration_question_in(query)
+        if question is not None:
+            right = document.strip() == calibration_answer(question)
+            if order.index(question) < known:
+                return 6.0 if right else -4.0
+            return -6.0 if right else -4.0
+        return word_overlap(query, document)
+
+    return score
+
+
+def test_some_say_moves_only_what_the_searches_also_found_near_the_top(host):
+    agent, memory = enabled_store(host)
+    pipeline = host.import_plugin("helpers.recall.pipeline")
+    seen = []
+    real = pipeline.combine
+    pipeline.combine = lambda search: (seen.append(search), real(search))[1]
+    try:
+        set_plugin(host, rerank_candidates=40, rerank_api="lexical")
+        host.run(host.recall(agent, QUESTION, HISTORY))
+        first = seen[0]
+        deep = [d for d in first.pool if all(d is not f for f in first.fused[:20])]
+        target = deep[0].page_content  # in the pool, not among the fused order's first 20
+
+        def favour(scorer):
+            return lambda q, d: 20.0 if d == target else scorer(q, d)
+
+        shown = {}
+        for label, known in (("some", 7), ("full", 12)):
+            with start("tei19", scorer=favour(_partly_calibrated(known))) as srv:
+                set_plugin(host, rerank_endpoint=srv.url, rerank_candidates=40)
+                host.import_plugin("helpers.reranker").reset_state()
+                seen.clear()
+                result = host.run(host.recall(agent, QUESTION, HISTORY))
+            assert seen[0].trust.say == label, seen[0].trust
+            shown[label] = [d.page_content for d in result["memories"]]
+    finally:
+        pipeline.combine = real
+    assert target not in shown["some"]  # it stands out, but the searches did not find it near the top
+    assert target in shown["full"]

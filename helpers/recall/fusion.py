@@ -26,9 +26,11 @@ RRF_K = 60  # the constant of the original paper; see the README for the k measu
 # noise reaches, in standard deviations. Chosen on the tuning half of the bench: a noisy or
 # weak reranker's picks rarely stand out that far, a good one's relevant ones do.
 STANDOUT = 0.9
-# The bar for a reranker that earned only some say on the calibration set
-# (scoring/calibration.py): its picks must stand out further.
-STANDOUT_SOME = 1.1
+# A reranker that earned only some say on the calibration set (scoring/calibration.py): a
+# pick that stands out must also be within the fused order's first this many. Chosen on
+# the tuning material: noise of σ 4 then never costs a class, a perfect reranker (full say)
+# is not held by it.
+AGREEMENT_DEPTH = 20
 
 
 def fuse(lists: Sequence[Sequence[Any]], key: Callable[[Any], Hashable], k: float = RRF_K) -> list[tuple[Any, float]]:

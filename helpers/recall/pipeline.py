@@ -262,9 +262,13 @@ def combine(search: Search) -> None:
     if has_say(search) and docs:
         kept = {store_search.doc_key(d) for d in docs}  # what the floor kept holds for both
         score_of = {store_search.doc_key(d): s for d, s in zip(search.pool, search.scored.scores)}
-        bar = fusion.STANDOUT if search.trust.say == calibration.FULL else fusion.STANDOUT_SOME
-        flags = fusion.standing_out([score_of[store_search.doc_key(d)] for d in docs], search.scored.scale, bar)
+        flags = fusion.standing_out([score_of[store_search.doc_key(d)] for d in docs], search.scored.scale)
         confident = [d for d, out in zip(docs, flags) if out]
+        if search.trust.say != calibration.FULL:
+            # Some say: a pick must also be one the searches found near the top (the fused
+            # order's first AGREEMENT_DEPTH): the evidence of this search, beside its scores.
+            agreed = {store_search.doc_key(d) for d in search.fused[: fusion.AGREEMENT_DEPTH]}
+            confident = [d for d in confident if store_search.doc_key(d) in agreed]
         merged = fusion.combine([d for d in search.fused if store_search.doc_key(d) in kept], confident, store_search.doc_key)
         placed = {store_search.doc_key(d) for d in merged}
         docs = merged + [d for d in docs if store_search.doc_key(d) not in placed]

@@ -11,7 +11,8 @@ compared with that of Agent Zero's own embedder on the same set, and the differe
 its say:
 
     none   not clearly better than the embedder: the fused order stands as it is
-    some   clearly better: only its picks that stand out far from the pool take a place
+    some   clearly better: its picks that stand out take the better of their two places when
+           the searches also found them near the top (the fused order's first 20)
     full   much better: its picks that stand out take the better of their two places
 
 A tie among scores counts against the answer (a judge that scores everything alike gets
@@ -267,8 +268,8 @@ def words(result: Trust, name: str) -> str:
     if result.say == FULL:
         return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall"
     if result.say == SOME:
-        return (f"{name} is trusted a little: {figures}; only its picks that stand out far from the rest "
-                "may move the plugin's fused order")
+        return (f"{name} is trusted a little: {figures}; its picks that stand out may move the plugin's "
+                "fused order only when its own searches found them near the top too")
     if result.reranker is not None and result.embedder is not None and abs(result.reranker - result.embedder) < 0.02:
         why = "it orders like an embedding model, not a reranker"
     elif result.reranker is not None and result.embedder is not None and result.reranker < result.embedder:
