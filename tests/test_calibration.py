@@ -63,7 +63,7 @@ def test_test_connection_says_how_much_each_reranker_is_trusted_with_its_figures
     assert sentences[0].startswith("your TEI server is trusted fully: on 12 calibration questions it scored 1.00")
     assert alike["trust"]["say"] == "none" and alike["trust"]["reranker_mrr"] == pytest.approx(embedder_mrr, abs=1e-3)
     assert "it orders like an embedding model, not a reranker" in sentences[1]
-    assert f"Agent Zero's embedder {embedder_mrr:.2f}" in sentences[1]
+    assert f"Agent Zero's embedder {embedder_mrr:.2f} (12 calls, " in sentences[1]
     # BM25 beats the stand-in's hashed words a little (0.30 against 0.26), not clearly.
     assert lexical["trust"]["say"] == "none" and lexical["trust"]["reranker_mrr"] == pytest.approx(0.296, abs=1e-3)
     assert sentences[2].startswith("the built-in word matcher (BM25) gets no say in recall: on 12 calibration questions it scored 0.30")
@@ -175,3 +175,15 @@ def test_some_say_moves_only_what_the_searches_also_found_near_the_top(host):
         pipeline.combine = real
     assert target not in shown["some"]  # it stands out, but the searches did not find it near the top
     assert target in shown["full"]
+
+
+def test_the_status_tool_says_the_say_the_reranker_earned(host):
+    agent, memory = enabled_store(host)
+    with start("tei19", scorer=word_overlap) as srv:
+        set_plugin(host, rerank_endpoint=srv.url)
+        host.run(host.recall(agent, QUESTION, HISTORY))
+        tool = agent.get_tool(name="reranker_status", method=None, args={}, message="", loop_data=None)
+        text = host.run(tool.execute()).message
+    line = next(l for l in text.splitlines() if l.startswith("say in recall: "))
+    assert line.startswith("say in recall: your TEI server gets no say in recall: on 12 calibration questions it scored")
+    assert "the plugin's fused order stands" in line

@@ -264,7 +264,7 @@ def words(result: Trust, name: str) -> str:
     if result.say == UNMEASURED:
         return f"{name} has no say in recall yet: its calibration did not finish ({result.reason})"
     figures = (f"on {len(ITEMS)} calibration questions it scored {result.reranker:.2f} (1.00: the answer always "
-               f"first), {result.embedder_name} {result.embedder:.2f}")
+               f"first), {result.embedder_name} {result.embedder:.2f} ({result.calls} calls, {result.seconds:.1f} s)")
     if result.say == FULL:
         return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall"
     if result.say == SOME:
