@@ -103,7 +103,10 @@ def test_test_connection_without_a_chat_builds_the_utility_model_from_agent_zero
     assert "Agent Zero's utility model (openai/judge-model) ranks the probe correctly" in report["reason"]
     assert any("model settings (openai/judge-model); no chat was open" in n for n in report["notes"])
     assert any("post-filter is on too" in n for n in report["notes"])
-    assert len(sent) == 1 and is_probe(sent[0]["messages"][-1]["content"])
+    # the probe, then the calibration questions (how much say the judge earns)
+    assert is_probe(sent[0]["messages"][-1]["content"])
+    assert len([r for r in sent if calibration_answer(r["messages"][-1]["content"]) is not None]) == 12 and len(sent) == 13
+    assert report["trust"]["say"] == "full"
     assert KEY not in str(answer)
 
 
