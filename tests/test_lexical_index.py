@@ -179,3 +179,20 @@ def test_the_postings_add_nothing_for_the_garbage_collector_to_track(host):
         assert len(postings) > 50 and not any(gc.is_tracked(p) for p in postings.values())
 
     host.run(main())
+
+
+def test_ties_go_by_id_across_the_cut_and_as_the_filter_reads_deeper(host):
+    async def main():
+        same = "Invoice QX-7741 noted."
+        memory, ids = await _store(host, [same] * 150)
+        solution_ids = await host.insert(memory, [same] * 3, area="solutions")
+        every = sorted(ids + solution_ids)
+        found = await _index(host).search(memory.db, "QX-7741", 3, None)
+        assert [doc.metadata["id"] for doc, _ in found] == every[:3]
+        from plugins._memory.helpers.memory import Memory
+
+        solutions = Memory._get_comparator("area == 'solutions'")
+        found = await _index(host).search(memory.db, "QX-7741", 5, solutions)
+        assert [doc.metadata["id"] for doc, _ in found] == sorted(solution_ids)
+
+    host.run(main())

@@ -20,6 +20,7 @@ huge memory costs no more than a long one.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import math
 import threading
 import weakref
@@ -213,16 +214,23 @@ class StoreIndex:
             return out
 
     def _head(self, slots: Any, values: Any, wanted: int) -> list[tuple[str, float]]:
-        """The ``wanted`` best (and every one tied with the last), best first, ties by id:
-        a longer head starts with every shorter one."""
+        """The ``wanted`` best, best first, ties by id: a longer head starts with every
+        shorter one. Memories tied at the cut (thousands, when most of them hold the same
+        words as often) are not sorted, only the first of their ids taken."""
         import numpy as np
 
-        if wanted < len(values):
-            cut = np.partition(values, len(values) - wanted)[len(values) - wanted]
-            keep = values >= cut
-            slots, values = slots[keep], values[keep]
         ids = self.ids
-        return sorted(((ids[s], v) for s, v in zip(slots.tolist(), values.tolist())), key=lambda item: (-item[1], item[0]))
+        if wanted >= len(values):
+            return sorted(zip([ids[s] for s in slots.tolist()], values.tolist()), key=_best_first)
+        cut = np.partition(values, len(values) - wanted)[len(values) - wanted]
+        above = values > cut
+        head = sorted(zip([ids[s] for s in slots[above].tolist()], values[above].tolist()), key=_best_first)
+        tied = heapq.nsmallest(wanted - len(head), [ids[s] for s in slots[values == cut].tolist()])
+        return head + [(doc_id, float(cut)) for doc_id in tied]
+
+
+def _best_first(item: tuple[str, float]) -> tuple[float, str]:
+    return -item[1], item[0]
 
 
 _indexes: "weakref.WeakKeyDictionary[Any, StoreIndex]" = weakref.WeakKeyDictionary()
