@@ -11,9 +11,8 @@ in step incrementally: LangChain's FAISS appends new vectors at the next positio
 a delete (a consolidation, a forget: the ids are compared). A query scores each of its
 terms over the term's whole posting list with numpy (a word most memories hold is tens of
 thousands of postings at 100k memories), and reads the ranking only as deep as the
-caller's filter needs. A recall waits for the index at
-most ``WAIT_S``; a store too large to index by then is searched without it until the build
-finishes in the background. Each memory is cut to ``DOC_CHARS`` before it is read, so a
+caller's filter needs. A recall waits for the index at most ``WAIT_S``; a store too large
+to index by then is searched without it until the build finishes in the background. Each memory is cut to ``DOC_CHARS`` before it is read, so a
 huge memory costs no more than a long one.
 """
 
@@ -22,9 +21,9 @@ from __future__ import annotations
 import asyncio
 import heapq
 import math
+import struct
 import threading
 import weakref
-import struct
 from array import array
 from collections import Counter
 from typing import Any, Callable
@@ -220,17 +219,16 @@ class StoreIndex:
         import numpy as np
 
         ids = self.ids
-        if wanted >= len(values):
-            return sorted(zip([ids[s] for s in slots.tolist()], values.tolist()), key=_best_first)
-        cut = np.partition(values, len(values) - wanted)[len(values) - wanted]
-        above = values > cut
-        head = sorted(zip([ids[s] for s in slots[above].tolist()], values[above].tolist()), key=_best_first)
-        tied = heapq.nsmallest(wanted - len(head), [ids[s] for s in slots[values == cut].tolist()])
-        return head + [(doc_id, float(cut)) for doc_id in tied]
-
-
-def _best_first(item: tuple[str, float]) -> tuple[float, str]:
-    return -item[1], item[0]
+        if wanted < len(values):
+            cut = np.partition(values, len(values) - wanted)[len(values) - wanted]
+            above = values > cut
+            tied = heapq.nsmallest(wanted - int(above.sum()), [ids[s] for s in slots[values == cut].tolist()])
+            slots, values = slots[above], values[above]
+        else:
+            cut, tied = 0.0, []
+        # (-score, id) pairs sort in C, with no key function called per memory.
+        head = sorted(zip((-values).tolist(), [ids[s] for s in slots.tolist()]))
+        return [(doc_id, -negated) for negated, doc_id in head] + [(doc_id, float(cut)) for doc_id in tied]
 
 
 _indexes: "weakref.WeakKeyDictionary[Any, StoreIndex]" = weakref.WeakKeyDictionary()
