@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bench import cache, client_overhead, judge_cost, loop_stall, outage, peers, recall_cost, recall_overhead, redaction
+from bench import cache, client_overhead, judge_cost, lexical_cost, loop_stall, outage, peers, recall_cost, recall_overhead, redaction
 from bench.common import Row, print_table, write_json
 from bench.recall_rig import rig
 
@@ -30,6 +30,7 @@ def run_all() -> list[Row]:
         rows += r.host.run(loop_stall.recall_rows(r))
     rows += loop_stall.big_input_rows()
     rows += recall_cost.measure()
+    rows += lexical_cost.measure()
     rows += judge_cost.measure()
     return rows
 

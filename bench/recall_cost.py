@@ -21,6 +21,7 @@ import contextlib
 import random
 import tempfile
 import time
+import types
 
 import yaml
 
@@ -152,7 +153,9 @@ async def real_embedder(repeats: int = 10) -> list[Row]:
         vectors = host.import_plugin("helpers.recall.query_vectors")
         assert recall.ensure_wrapped()
         embeddings = models.LocalSentenceTransformerWrapper("huggingface", minilm_path(), device="cpu")
-        agent, _, _ = await _build_store(host, embeddings, memories, None)
+        # _build_store takes the store's embedder as ``.as_langchain``; unmemoised here, since
+        # what the host and the plugin pay to embed is what this row measures.
+        agent, _, _ = await _build_store(host, types.SimpleNamespace(as_langchain=embeddings), memories, None)
         rows = []
         for config, label in (({}, "built-in fusion, no server"),
                               ({"rerank_endpoint": srv.url, "rerank_cache": False}, "instant reranker server")):

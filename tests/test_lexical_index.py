@@ -132,3 +132,67 @@ def test_an_empty_text_searches_nothing(host, text):
         assert await _index(host).search(memory.db, text, 5, None) == []
 
     host.run(main())
+
+
+def test_many_deletes_pack_the_index_and_it_follows_the_store_after(host, monkeypatch):
+    index = _index(host)
+    monkeypatch.setattr(index, "_PACK_AT_LEAST", 1)
+
+    async def main():
+        memory, ids = await _store(host, FILLER + [NEEDLE])
+        assert _texts(await index.search(memory.db, "QX-7741", 5, None)) == [NEEDLE]
+        await memory.delete_documents_by_ids(ids[:30])  # more deleted than left: packed
+        found = _texts(await index.search(memory.db, "garden tomatoes", 50, None))
+        assert sorted(found) == sorted(FILLER[30:])
+        assert index._index_of(memory.db).dead == 0
+        assert _texts(await index.search(memory.db, "QX-7741", 5, None)) == [NEEDLE]
+        await host.insert(memory, ["Kestrelwood is the name of the cabin."])  # slots after the packing
+        assert _texts(await index.search(memory.db, "Kestrelwood", 5, None)) == ["Kestrelwood is the name of the cabin."]
+
+    host.run(main())
+
+
+def test_a_filter_few_memories_pass_is_read_deep_enough(host):
+    async def main():
+        loud = [f"Invoice QX-7741 reminder {n}: invoice QX-7741 is due, invoice QX-7741." for n in range(300)]
+        memory, _ = await _store(host, loud)
+        await host.insert(memory, ["Solution: the garden invoice mentioned QX-7741 once, with a long story about the beds."],
+                          area="solutions")
+        from plugins._memory.helpers.memory import Memory
+
+        solutions = Memory._get_comparator("area == 'solutions'")
+        found = await _index(host).search(memory.db, "invoice QX-7741", 3, solutions)
+        assert [text.startswith("Solution:") for text in _texts(found)] == [True]
+
+    host.run(main())
+
+
+def test_the_postings_add_nothing_for_the_garbage_collector_to_track(host):
+    """A full collection stops the host's loop; an index of 100k memories must not make one
+    longer or trigger one (tens of thousands of tracked objects per build did)."""
+    import gc
+
+    async def main():
+        memory, _ = await _store(host, [f"note {n}: unique word w{n}x" for n in range(50)])
+        assert await _index(host).search(memory.db, "w7x", 1, None)
+        postings = _index(host)._index_of(memory.db).postings
+        assert len(postings) > 50 and not any(gc.is_tracked(p) for p in postings.values())
+
+    host.run(main())
+
+
+def test_ties_go_by_id_across_the_cut_and_as_the_filter_reads_deeper(host):
+    async def main():
+        same = "Invoice QX-7741 noted."
+        memory, ids = await _store(host, [same] * 150)
+        solution_ids = await host.insert(memory, [same] * 3, area="solutions")
+        every = sorted(ids + solution_ids)
+        found = await _index(host).search(memory.db, "QX-7741", 3, None)
+        assert [doc.metadata["id"] for doc, _ in found] == every[:3]
+        from plugins._memory.helpers.memory import Memory
+
+        solutions = Memory._get_comparator("area == 'solutions'")
+        found = await _index(host).search(memory.db, "QX-7741", 5, solutions)
+        assert [doc.metadata["id"] for doc, _ in found] == sorted(solution_ids)
+
+    host.run(main())

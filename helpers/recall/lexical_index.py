@@ -8,9 +8,11 @@ over every memory of the store, not only over what the embedder found.
 The index is built once per store, in a worker thread (never on the event loop), and kept
 in step incrementally: LangChain's FAISS appends new vectors at the next positions of
 ``index_to_docstore_id`` (an insert: only the new ids are read), and rebuilds that dict on
-a delete (a consolidation, a forget: the ids are compared). A recall waits for the index at
-most ``WAIT_S``; a store too large to index by then is searched without it until the build
-finishes in the background. Each memory is cut to ``DOC_CHARS`` before it is read, so a
+a delete (a consolidation, a forget: the ids are compared). A query scores each of its
+terms over the term's whole posting list with numpy (a word most memories hold is tens of
+thousands of postings at 100k memories), and reads the ranking only as deep as the
+caller's filter needs. A recall waits for the index at most ``WAIT_S``; a store too large
+to index by then is searched without it until the build finishes in the background. Each memory is cut to ``DOC_CHARS`` before it is read, so a
 huge memory costs no more than a long one.
 """
 
@@ -19,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import heapq
 import math
+import struct
 import threading
 import weakref
+from array import array
 from collections import Counter
 from typing import Any, Callable
 
@@ -29,34 +33,71 @@ from ..scoring import bm25
 DOC_CHARS = 4_000  # what of a memory the index reads: its start, where its subject is
 WAIT_S = 1.0  # how long a recall waits for the index to catch up with the store
 _K1, _B = 1.2, 0.75
+# Deleted memories leave their slots in the postings (dropping them from every posting list
+# would cost a pass over the index per delete); once there are more of them than live ones
+# (and at least this many) the index is packed again.
+_PACK_AT_LEAST = 1_024
+# One posting: the memory's slot and how often it holds the term. A term's postings are one
+# bytearray of these: an object the garbage collector does not track (an array.array, or a
+# tuple holding two, it does), so indexing 100k memories adds nothing to a full collection's
+# work or its trigger, which would stop the host's loop with every other thread.
+_POSTING = struct.Struct("<if")
+_POSTING_DTYPE = [("slot", "<i4"), ("tf", "<f4")]
+
+
+# What bm25.tokens makes of each whitespace-separated chunk of text: its words never span
+# whitespace, so a text's tokens are its chunks' tokens in order. Chunks repeat across
+# memories ("nginx", "the", "2024-05-01,"), so indexing 100k of them stems each once.
+_CHUNKS_AT_MOST = 200_000
+_chunk_tokens: dict[str, tuple[str, ...]] = {}
+
+
+def _tokens(text: str) -> list[str]:
+    if len(_chunk_tokens) > _CHUNKS_AT_MOST:
+        _chunk_tokens.clear()
+    out: list[str] = []
+    for chunk in text.lower().split():
+        found = _chunk_tokens.get(chunk)
+        if found is None:
+            found = _chunk_tokens[chunk] = tuple(bm25.tokens(chunk))  # a tuple of str: untracked by the gc
+        out += found
+    return out
 
 
 class StoreIndex:
-    """BM25 postings for one store, by docstore id."""
+    """BM25 postings for one store. Each memory has a slot (its position in ``ids``); a
+    term's postings are one flat buffer of (slot, count), so a query scores a term held by
+    most of 100k memories in a few vector operations, not a Python loop over them. Read
+    through numpy without a copy (numpy is there wherever FAISS is, and only FAISS-like
+    stores are indexed)."""
 
     def __init__(self) -> None:
-        self.postings: dict[str, dict[str, int]] = {}  # term -> {doc id: term count}
-        self.lengths: dict[str, int] = {}  # doc id -> how many terms it holds
-        self.terms: dict[str, tuple[str, ...]] = {}  # doc id -> its distinct terms
+        self.slot_of: dict[str, int] = {}  # live doc id -> its slot
+        self.ids: list[str | None] = []  # slot -> doc id, None once deleted
+        self.lengths = array("d")  # slot -> how many terms it holds, 0 once deleted
+        self.doc_terms: list[tuple[str, ...]] = []  # slot -> its distinct terms
+        self.postings: dict[str, bytearray] = {}  # term -> its postings (_POSTING each)
+        self.df: dict[str, int] = {}  # term -> how many live memories hold it
         self.total = 0
-        self.mapping_id = 0  # id() of the index_to_docstore_id dict last read
+        self.dead = 0  # deleted slots still in the postings
+        self.mapping: dict | None = None  # the index_to_docstore_id dict last read (held: its id is never reused)
         self.mapping_len = 0
-        self.lock = threading.Lock()  # one writer at a time; readers take it too
+        self.lock = threading.RLock()  # one writer at a time; readers take it too
         self.building: asyncio.Future | None = None
 
     def current(self, mapping: dict) -> bool:
-        return self.mapping_id == id(mapping) and self.mapping_len == len(mapping)
+        return self.mapping is mapping and self.mapping_len == len(mapping)
 
-    def catch_up(self, mapping_id: int, items: list[tuple[int, str]], docstore: Any) -> None:
-        """Runs in a worker thread: index what the store gained, drop what it lost."""
+    def catch_up(self, mapping: dict, ids: list[str], docstore: Any) -> None:
+        """Runs in a worker thread: index what the store gained, drop what it lost.
+        ``ids``: the docstore ids of ``mapping`` in its order, copied on the loop."""
         with self.lock:
-            if self.mapping_id == mapping_id and self.mapping_len <= len(items):
-                added = [doc_id for _, doc_id in items[self.mapping_len:]]
-                removed: set[str] = set()
+            if self.mapping is mapping and self.mapping_len <= len(ids):
+                added, removed = ids[self.mapping_len:], []
             else:
-                now = {doc_id for _, doc_id in items}
-                removed = set(self.lengths) - now
-                added = [doc_id for doc_id in now if doc_id not in self.lengths]
+                now = set(ids)
+                removed = [doc_id for doc_id in self.slot_of if doc_id not in now]
+                added = [doc_id for doc_id in ids if doc_id not in self.slot_of]
             for doc_id in removed:
                 self._remove(doc_id)
             for doc_id in added:
@@ -64,43 +105,130 @@ class StoreIndex:
                 text = getattr(doc, "page_content", None)
                 if isinstance(text, str):
                     self._add(doc_id, text[:DOC_CHARS])
-            self.mapping_id, self.mapping_len = mapping_id, len(items)
+            if self.dead > max(len(self.slot_of), _PACK_AT_LEAST):
+                self._pack()
+            self.mapping, self.mapping_len = mapping, len(ids)
 
     def _add(self, doc_id: str, text: str) -> None:
-        counts = Counter(bm25.tokens(text))
-        if doc_id in self.lengths:
+        counts = Counter(_tokens(text))
+        if doc_id in self.slot_of:
             self._remove(doc_id)
-        self.lengths[doc_id] = sum(counts.values())
-        self.total += self.lengths[doc_id]
-        self.terms[doc_id] = tuple(counts)
+        slot = self.slot_of[doc_id] = len(self.ids)
+        self.ids.append(doc_id)
+        length = sum(counts.values())
+        self.lengths.append(length)
+        self.total += length
+        self.doc_terms.append(tuple(counts))
+        postings, df, pack = self.postings, self.df, _POSTING.pack
         for term, n in counts.items():
-            self.postings.setdefault(term, {})[doc_id] = n
+            if term in postings:
+                postings[term] += pack(slot, n)
+                df[term] += 1
+            else:
+                postings[term] = bytearray(pack(slot, n))
+                df[term] = 1
 
     def _remove(self, doc_id: str) -> None:
-        self.total -= self.lengths.pop(doc_id, 0)
-        for term in self.terms.pop(doc_id, ()):
-            docs = self.postings.get(term, {})
-            docs.pop(doc_id, None)
-            if not docs:
-                self.postings.pop(term, None)
+        slot = self.slot_of.pop(doc_id, None)
+        if slot is None:
+            return
+        self.total -= int(self.lengths[slot])
+        self.lengths[slot] = 0.0
+        self.ids[slot] = None
+        for term in self.doc_terms[slot]:
+            left = self.df[term] - 1
+            if left:
+                self.df[term] = left
+            else:  # no live memory holds it: its postings go
+                del self.df[term], self.postings[term]
+        self.doc_terms[slot] = ()
+        self.dead += 1
 
-    def scores(self, text: str) -> dict[str, float]:
-        """BM25 of every memory sharing a word with ``text``, IDF over the whole store."""
+    def _pack(self) -> None:
+        """Renumber the live slots from 0 and drop the deleted ones from every posting list."""
+        import numpy as np
+
+        keep = [slot for slot, doc_id in enumerate(self.ids) if doc_id is not None]
+        new_slot = np.full(len(self.ids), -1, dtype=np.intc)
+        new_slot[keep] = np.arange(len(keep), dtype=np.intc)
+        for term, buffer in self.postings.items():
+            old = np.frombuffer(buffer, dtype=_POSTING_DTYPE)
+            moved = new_slot[old["slot"]]
+            live = moved >= 0
+            packed = np.empty(int(live.sum()), dtype=_POSTING_DTYPE)
+            packed["slot"], packed["tf"] = moved[live], old["tf"][live]
+            self.postings[term] = bytearray(packed.tobytes())
+        self.ids = [self.ids[slot] for slot in keep]
+        self.slot_of = {doc_id: slot for slot, doc_id in enumerate(self.ids)}
+        self.lengths = array("d", (self.lengths[slot] for slot in keep))
+        self.doc_terms = [self.doc_terms[slot] for slot in keep]
+        self.dead = 0
+
+    def scores(self, text: str) -> tuple[Any, Any]:
+        """BM25 of every memory sharing a word with ``text``, IDF over the whole store:
+        (their slots, their scores), two numpy arrays in slot order."""
+        import numpy as np
+
         with self.lock:
-            n = len(self.lengths)
-            if not n:
-                return {}
-            average = self.total / n or 1.0
-            out: dict[str, float] = {}
-            for term in set(bm25.tokens(text[:DOC_CHARS])):
-                docs = self.postings.get(term)
-                if not docs:
-                    continue
-                idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
-                for doc_id, tf in docs.items():
-                    norm = tf + _K1 * (1 - _B + _B * self.lengths[doc_id] / average)
-                    out[doc_id] = out.get(doc_id, 0.0) + idf * tf * (_K1 + 1) / norm
+            n = len(self.slot_of)
+            out = None
+            if n:
+                average = self.total / n or 1.0
+                lengths = np.frombuffer(self.lengths, dtype=np.float64)
+                for term in set(_tokens(text[:DOC_CHARS])):
+                    buffer = self.postings.get(term)
+                    if buffer is None:
+                        continue
+                    df = self.df[term]
+                    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                    postings = np.frombuffer(buffer, dtype=_POSTING_DTYPE)
+                    slots, tf = postings["slot"], postings["tf"].astype(np.float64)
+                    norm = tf + _K1 * (1 - _B + _B * lengths[slots] / average)
+                    if out is None:
+                        out = np.zeros(len(self.ids))
+                    out[slots] += idf * tf * (_K1 + 1) / norm
+            if out is None:
+                return np.zeros(0, dtype=np.intc), np.zeros(0)
+            hit = np.flatnonzero((out > 0) & (lengths > 0))  # a deleted slot has length 0
+            return hit, out[hit]
+
+    def best(self, docstore: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None) -> list[tuple[Any, float]]:
+        """Runs in a worker thread: the best ``depth`` memories for ``text`` passing the
+        caller's filter, best first (ties by id, so the order never depends on the store's
+        history). Reads the ranking from its head, four times deeper each time the filter
+        leaves too few, so a filter few memories pass costs no sort of every match."""
+        with self.lock:
+            slots, values = self.scores(text)
+            out: list[tuple[Any, float]] = []
+            read, wanted = 0, max(4 * depth, 64)
+            while read < len(values):
+                head = self._head(slots, values, wanted)
+                for doc_id, score in head[read:]:
+                    doc = docstore.search(doc_id)
+                    if hasattr(doc, "page_content") and (comparator is None or comparator(doc.metadata)):
+                        out.append((doc, score))
+                        if len(out) >= depth:
+                            return out
+                read, wanted = len(head), wanted * 4
             return out
+
+    def _head(self, slots: Any, values: Any, wanted: int) -> list[tuple[str, float]]:
+        """The ``wanted`` best, best first, ties by id: a longer head starts with every
+        shorter one. Memories tied at the cut (thousands, when most of them hold the same
+        words as often) are not sorted, only the first of their ids taken."""
+        import numpy as np
+
+        ids = self.ids
+        if wanted < len(values):
+            cut = np.partition(values, len(values) - wanted)[len(values) - wanted]
+            above = values > cut
+            tied = heapq.nsmallest(wanted - int(above.sum()), [ids[s] for s in slots[values == cut].tolist()])
+            slots, values = slots[above], values[above]
+        else:
+            cut, tied = 0.0, []
+        # (-score, id) pairs sort in C, with no key function called per memory.
+        head = sorted(zip((-values).tolist(), [ids[s] for s in slots.tolist()]))
+        return [(doc_id, -negated) for negated, doc_id in head] + [(doc_id, float(cut)) for doc_id in tied]
 
 
 _indexes: "weakref.WeakKeyDictionary[Any, StoreIndex]" = weakref.WeakKeyDictionary()
@@ -128,36 +256,15 @@ async def ready(db: Any) -> StoreIndex | None:
     if building is not None and building.get_loop() is not asyncio.get_running_loop():
         building = None  # started on a loop that has ended: catch up again (the lock orders them)
     if building is None:
-        # Read on the loop, where the host changes the store: the thread gets a copy.
-        items = sorted(mapping.items())
-        building = index.building = asyncio.ensure_future(asyncio.to_thread(index.catch_up, id(mapping), items, db.docstore))
+        # Read on the loop, where the host changes the store: the thread gets a copy (one
+        # C-level copy of the values, a fraction of a millisecond at 100k memories).
+        ids = list(mapping.values())
+        building = index.building = asyncio.ensure_future(asyncio.to_thread(index.catch_up, mapping, ids, db.docstore))
         building.add_done_callback(lambda _: setattr(index, "building", None))
     done, _ = await asyncio.wait({building}, timeout=WAIT_S)
     if not done or building.exception() is not None:
         return None
     return index if index.current(mapping) else None
-
-
-def _best(db: Any, scored: dict[str, float], depth: int, comparator: Callable[[dict], Any] | None) -> list[tuple[Any, float]]:
-    """Runs in a worker thread: the best ``depth`` memories passing the caller's filter,
-    best first (ties by id, so the order never depends on the store's history)."""
-    order = lambda items: sorted(items, key=lambda item: (-item[1], item[0]))  # noqa: E731
-    head = order(heapq.nlargest(max(4 * depth, 64), scored.items(), key=lambda item: item[1]))
-    out = _passing(db, head, depth, comparator)
-    if len(out) < depth and len(head) < len(scored):  # a filter few memories pass: read them all
-        out = _passing(db, order(scored.items()), depth, comparator)
-    return out
-
-
-def _passing(db: Any, ranked: list[tuple[str, float]], depth: int, comparator) -> list[tuple[Any, float]]:
-    out = []
-    for doc_id, score in ranked:
-        doc = db.docstore.search(doc_id)
-        if hasattr(doc, "page_content") and (comparator is None or comparator(doc.metadata)):
-            out.append((doc, score))
-            if len(out) >= depth:
-                break
-    return out
 
 
 async def search(db: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None) -> list[tuple[Any, float]] | None:
@@ -168,8 +275,7 @@ async def search(db: Any, text: str, depth: int, comparator: Callable[[dict], An
     index = await ready(db)
     if index is None:
         return None
-    scored = await asyncio.to_thread(index.scores, text)
-    return await asyncio.to_thread(_best, db, scored, depth, comparator)
+    return await asyncio.to_thread(index.best, db.docstore, text, depth, comparator)
 
 
 def forget() -> None:
