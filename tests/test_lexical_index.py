@@ -196,3 +196,31 @@ def test_ties_go_by_id_across_the_cut_and_as_the_filter_reads_deeper(host):
         assert [doc.metadata["id"] for doc, _ in found] == sorted(solution_ids)
 
     host.run(main())
+
+
+def test_only_the_search_that_started_a_long_build_waits_for_it(host, monkeypatch):
+    index = _index(host)
+    release = threading.Event()
+    real = index.StoreIndex.catch_up
+
+    def slow(self, *args):
+        release.wait(30)
+        return real(self, *args)
+
+    monkeypatch.setattr(index.StoreIndex, "catch_up", slow)
+    monkeypatch.setattr(index, "WAIT_S", 60.0)
+
+    async def main():
+        import asyncio
+
+        memory, _ = await _store(host, FILLER + [NEEDLE])
+        first = asyncio.ensure_future(index.search(memory.db, "QX-7741", 5, None))
+        await asyncio.sleep(0)  # the first search starts the build and waits for it
+        building = index._index_of(memory.db)
+        building.building_since -= 60.0  # as if its wait had run out long ago
+        # A later search during the same build does not wait again (it would wait 60 s).
+        assert await asyncio.wait_for(index.search(memory.db, "QX-7741", 5, None), 10) is None
+        release.set()
+        await first
+
+    host.run(main())

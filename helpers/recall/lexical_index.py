@@ -23,6 +23,7 @@ import heapq
 import math
 import struct
 import threading
+import time
 import weakref
 from array import array
 from collections import Counter
@@ -84,6 +85,7 @@ class StoreIndex:
         self.mapping_len = 0
         self.lock = threading.RLock()  # one writer at a time; readers take it too
         self.building: asyncio.Future | None = None
+        self.building_since = 0.0  # when the catch-up under way started (time.monotonic)
 
     def current(self, mapping: dict) -> bool:
         return self.mapping is mapping and self.mapping_len == len(mapping)
@@ -261,7 +263,11 @@ async def ready(db: Any) -> StoreIndex | None:
         ids = list(mapping.values())
         building = index.building = asyncio.ensure_future(asyncio.to_thread(index.catch_up, mapping, ids, db.docstore))
         building.add_done_callback(lambda _: setattr(index, "building", None))
-    done, _ = await asyncio.wait({building}, timeout=WAIT_S)
+        index.building_since = time.monotonic()
+    # WAIT_S from when the catch-up started: the recall that started a long first build
+    # waits for it at most that long, the ones during the rest of it not at all.
+    left = WAIT_S - (time.monotonic() - index.building_since)
+    done, _ = await asyncio.wait({building}, timeout=max(0.0, left))
     if not done or building.exception() is not None:
         return None
     return index if index.current(mapping) else None
