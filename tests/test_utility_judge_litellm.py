@@ -74,11 +74,11 @@ def test_a_real_litellm_call_judges_a_recall(host, stream):
     assert result["error"] is None
     assert stats.snapshot()["totals"]["reranked"] == 2
     judged = [r for r in sent if not is_probe(r["messages"][-1]["content"])]
-    assert len(judged) == 2 and len(sent) == 3  # the probe once, then one call per search
+    assert len(judged) == 1 and len(sent) == 4  # the probe's three trials once, then one call per recall
     assert all(r["model"] == "judge-model" and bool(r.get("stream")) == stream for r in sent)
     assert [m["role"] for m in judged[0]["messages"]] == ["system", "user"]
-    deepest = shown_memories(judged[0]["messages"][1]["content"])[-1][1]
-    assert deepest in [d.page_content for d in result["memories"]][:2]
+    deepest = shown_memories(judged[0]["messages"][1]["content"])[-1][1]  # the last solution shown
+    assert deepest in [d.page_content for d in result["solutions"]][:2]
     # the verdict and the breaker are kept under the utility model's name from the host's model settings
     assert any("openai/judge-model" in key for key in host.import_plugin("helpers.scoring.probe_cache")._cache)
     line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
@@ -99,7 +99,7 @@ def test_test_connection_without_a_chat_builds_the_utility_model_from_agent_zero
     assert "Agent Zero's utility model (openai/judge-model) ranks the probe correctly" in report["reason"]
     assert any("model settings (openai/judge-model); no chat was open" in n for n in report["notes"])
     assert any("post-filter is on too" in n for n in report["notes"])
-    assert len(sent) == 1 and is_probe(sent[0]["messages"][-1]["content"])
+    assert len(sent) == 3 and all(is_probe(r["messages"][-1]["content"]) for r in sent)  # the probe's three trials
     assert KEY not in str(answer)
 
 
@@ -118,7 +118,7 @@ def test_test_connection_with_the_open_chat_asks_that_chats_utility_model(host):
                                       {"config": {"rerank_api": "utility"}, "context": agent.context.id}))
     answer = response.get_json()
     report = answer["report"]
-    assert len(asked) == 1
+    assert len(asked) == 3  # the probe's three trials
     assert answer["ok"] is False and report["verdict"] == "misranks"
     assert "did not put the relevant probe memory first" in report["reason"] and "near miss" in report["reason"]
     assert any("the open chat" in n for n in report["notes"])

@@ -31,7 +31,7 @@ from ..scoring.client import Deadline
 from ..scoring.privacy import redact
 from ..scoring.score import Scored, score_documents
 from ..settings import Settings
-from . import budget, failures, fusion, policies, recall_line, store_search, texts
+from . import budget, failures, fusion, judge_call, policies, recall_line, store_search, texts
 
 log = logging.getLogger("a0_reranker")
 
@@ -55,6 +55,7 @@ class Call:
     # The recall's one deadline (budget.py), shared by its two searches.
     deadline: Deadline = field(default_factory=lambda: Deadline.after(budget.RECALL_BUDGET_S))
     post_filter: bool = False  # the host's memory_recall_post_filter is on: its utility model judges too
+    solutions_limit: int = 0  # the host's solutions search's limit (recall only): the utility judge reads both at once
 
 
 @dataclass
@@ -114,7 +115,7 @@ async def run(memory: Any, search: Search) -> Search:
     await gather(memory, search)
     fuse(search)
     if search.pool:
-        await score(search)
+        await score(search, memory)
         apply_policies(memory, search)
         combine(search)
     return search
@@ -194,33 +195,65 @@ def fuse(search: Search) -> None:
     search.pool = search.fused + [doc for doc, _ in below if store_search.doc_key(doc) not in in_fused]
 
 
-async def score(search: Search) -> None:
+async def score(search: Search, memory: Any = None) -> None:
     """The reranker's scores for the pool, or why there are none. Never raises, except
-    cancellation: every failure leaves the fused order standing. The call gets its own
-    timeout or what is left of the recall's deadline, whichever is shorter."""
+    cancellation: every failure leaves the fused order standing, and so do scores that
+    say nothing (all equal: the utility judge's "[]", nothing useful). The call gets its own
+    timeout or what is left of the recall's deadline, whichever is shorter. The utility
+    judge scores the pool's first memories only, what it reads (judge_call.py)."""
     settings = search.settings
     if not settings.has_reranker:
         return
+    texts_ = [d.page_content for d in search.pool]
+    # Local work (a FAISS search), before the judge's own time starts.
+    solutions = [d.page_content for d in await _solutions_pool(memory, search)] if settings.api == "utility" else []
     deadline = budget.call_deadline(search.call.deadline, settings.timeout)
     try:
         if deadline.remaining() < budget.MIN_CALL_S:
             raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
-            search.scored = await score_documents(settings, search.rerank_query, [d.page_content for d in search.pool], deadline)
+            if settings.api == "utility":
+                slots = (search.slots, min(search.call.solutions_limit, search.call.prompt_slots.get("solutions", DEFAULT_SLOTS)))
+                scored = await judge_call.score(settings, search.rerank_query, texts_, solutions, slots, deadline)
+            else:
+                scored = await score_documents(settings, search.rerank_query, texts_, deadline)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         failure = failures.reranker_unavailable(exc, settings)
         search.unavailable, search.unavailable_words = failure.reason, failure.words
         log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable)
+        return
+    if len(set(scored.scores)) > 1:
+        search.scored = scored
+    else:
+        search.unavailable = "no opinion: the reranker scored every memory alike"
+        search.unavailable_words = failures.no_opinion_words(settings)
+
+
+async def _solutions_pool(memory: Any, search: Search) -> list:
+    """The pool the recall's solutions search will read, for the utility judge's one call
+    per recall: asked in the memories search, which the host runs first."""
+    call = search.call
+    if memory is None or call.kind != "recall" or search.area != "memories" or call.solutions_limit <= 0:
+        return []
+    sibling = Search(call, search.settings, search.query, call.solutions_limit, search.threshold, judge_call.SOLUTIONS_FILTER)
+    plan(sibling)
+    await gather(memory, sibling)
+    fuse(sibling)
+    return sibling.pool
 
 
 def apply_policies(memory: Any, search: Search) -> None:
     """The floor, recency and diversity on the reranker's order, or on the fused one."""
     similarities = lambda docs: store_search.similarity_matrix(memory, docs)  # noqa: E731
     if search.scored is not None:
-        outcome = policies.order(search.settings, search.pool, search.scored.scores, search.scored.scale,
+        # Scores for the pool's first memories: the rest were not read (the utility judge's
+        # budget), so they are unjudged, never floored, and follow in their fused place.
+        judged = len(search.scored.scores)
+        outcome = policies.order(search.settings, search.pool[:judged], search.scored.scores, search.scored.scale,
                                     search.scored.verdict, similarities=similarities)
+        outcome.docs = outcome.docs + search.pool[judged:]
     else:
         outcome = policies.order(search.settings, search.fused, search.fused_scores, "fused", None,
                                     similarities=similarities, floors=False)
@@ -238,8 +271,9 @@ def combine(search: Search) -> None:
     if search.scored is not None and docs:
         kept = {store_search.doc_key(d) for d in docs}  # what the floor kept holds for both
         score_of = {store_search.doc_key(d): s for d, s in zip(search.pool, search.scored.scores)}
-        flags = fusion.standing_out([score_of[store_search.doc_key(d)] for d in docs], search.scored.scale)
-        confident = [d for d, out in zip(docs, flags) if out]
+        read = [d for d in docs if store_search.doc_key(d) in score_of]  # unjudged ones never stand out
+        flags = fusion.standing_out([score_of[store_search.doc_key(d)] for d in read], search.scored.scale)
+        confident = [d for d, out in zip(read, flags) if out]
         merged = fusion.combine([d for d in search.fused if store_search.doc_key(d) in kept], confident, store_search.doc_key)
         placed = {store_search.doc_key(d) for d in merged}
         docs = merged + [d for d in docs if store_search.doc_key(d) not in placed]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .. import mode
-from ..errors import BreakerOpen, NotConfigured, Refused, RerankError
+from ..errors import BreakerOpen, NotConfigured, Refused, RerankError, TooSlow
 from ..settings import Settings, SettingsError
 from ..settings_cache import load_settings
 from . import calling_agent, client, privacy, probe_cache, scorers
@@ -32,6 +32,7 @@ class Scored:
     scale: str
     verdict: Verdict | None
     latency_ms: float | None = None  # the scorer's own time, when it was asked (not a cache hit)
+    same_call: bool = False  # scored by the call another search of the recall made (the utility judge's solutions)
 
 
 def _breaker_key(settings: Settings) -> str:
@@ -63,6 +64,11 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
     hits = _cache_lookup(settings, verdict, query, documents) if verdict and scorer.caches_scores else None
     if hits is not None and all(s is not None for s in hits[1]):
         return Scored(hits[1], verdict.scale, verdict)  # type: ignore[union-attr, arg-type]
+    # A judge kept out by its verdict (too slow for recall, misranks the probe) is not
+    # asked and costs the breaker nothing: the verdict says why, the search goes on fused.
+    kept_out = probe_cache.known_failure(settings)
+    if kept_out is not None:
+        raise kept_out
     key = _breaker_key(settings)
     admitted = BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown) if scorer.may_go_down else None
     if scorer.may_go_down and not admitted:
@@ -80,11 +86,14 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
             BREAKER.record_success(key)
     except asyncio.CancelledError:
         raise
-    except BaseException:
+    except BaseException as exc:
+        if isinstance(exc, TooSlow) and scorer.probes_once:  # learned from this call: kept like a verdict
+            probe_cache.keep_failure(settings, "too_slow", str(exc))
         if scorer.may_go_down:
             # The endpoint may have changed (a restart with another model, a new version):
             # probe again once it recovers, and count the failure toward the breaker.
-            probe_cache.forget(settings)
+            if not scorer.probes_once:
+                probe_cache.forget(settings)
             if BREAKER.record_failure(key, settings.breaker_failures, settings.breaker_cooldown):
                 log.warning("a0_reranker: %s failing; circuit breaker open for %g s", settings.endpoint or key, settings.breaker_cooldown)
         raise
