@@ -22,7 +22,7 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from ..scoring import judge
+from ..scoring import judge, probe_cache
 from ..scoring.client import Deadline
 from ..scoring.score import Scored, score_documents
 from ..settings import Settings
@@ -40,6 +40,17 @@ class _Answer:
 
 # The solutions' share of the memories search's answer, per recall task.
 _answers: "weakref.WeakKeyDictionary[asyncio.Task, _Answer]" = weakref.WeakKeyDictionary()
+
+
+def asks(settings: Settings) -> bool:
+    """The utility judge is the scorer and no kept verdict keeps it out of recall."""
+    return settings.api == "utility" and probe_cache.kept_failure(settings) is None
+
+
+def kept_out(settings: Settings) -> bool:
+    """The utility judge is the scorer but its kept verdict (too slow, misranks) keeps it
+    out: the search gathers what fusion alone gathers, and costs what fusion costs."""
+    return settings.api == "utility" and probe_cache.kept_failure(settings) is not None
 
 
 def readable(settings: Settings, texts: Sequence[str], budget: int, first_number: int = 0, minimum: int = 1) -> list[str]:

@@ -162,13 +162,15 @@ async def gather(memory: Any, search: Search) -> None:
     search.fused_floor = _floor(settings.fusion_threshold, search.threshold)
     search.message_floor = _floor(settings.message_threshold, search.threshold)
     fused = min(search.fused_floor, search.message_floor)
-    # A reranker reads further down the lists than fusion trusts them; without one, the
-    # memories below the fused order's floors would be found only to be left out.
-    floor = min(fused, _floor(settings.pool_threshold, search.threshold)) if settings.has_reranker else fused
+    # A reranker reads further down the lists than fusion trusts them; without one (or with
+    # a judge its verdict keeps out), the memories below the fused order's floors would be
+    # found only to be left out.
+    reads_pool = settings.has_reranker and not judge_call.kept_out(settings)
+    floor = min(fused, _floor(settings.pool_threshold, search.threshold)) if reads_pool else fused
     # Each search brings its own list, so an extra search never crowds another one's out;
     # the fused order reads rerank_candidates of each, a reranker's pool further.
     depth = max(search.limit, settings.candidates)
-    depths = {role: max(search.limit, round(settings.candidates * share)) if settings.has_reranker else depth
+    depths = {role: max(search.limit, round(settings.candidates * share)) if reads_pool else depth
               for role, share in POOL_DEPTH.items()}
     search.found = await store_search.search(memory, search.searches, depths, floor, search.limit, search.threshold, search.filter)
 
@@ -205,8 +207,9 @@ async def score(search: Search, memory: Any = None) -> None:
     if not settings.has_reranker:
         return
     texts_ = [d.page_content for d in search.pool]
-    # Local work (a FAISS search), before the judge's own time starts.
-    solutions = [d.page_content for d in await _solutions_pool(memory, search)] if settings.api == "utility" else []
+    # Local work (a FAISS search), before the judge's own time starts; none for a judge
+    # its verdict keeps out.
+    solutions = [d.page_content for d in await _solutions_pool(memory, search)] if judge_call.asks(settings) else []
     deadline = budget.call_deadline(search.call.deadline, settings.timeout)
     try:
         if deadline.remaining() < budget.MIN_CALL_S:

@@ -53,6 +53,12 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
     scorer = scorers.for_settings(settings)
     if scorer is None:
         raise NotConfigured("no reranker: no endpoint set (setting 'rerank_endpoint')")
+    # A judge kept out by its verdict (too slow for recall, misranks the probe) is not
+    # asked and costs neither time nor the breaker: the verdict says why, the search goes
+    # on fused.
+    kept_out = probe_cache.known_failure(settings)
+    if kept_out is not None:
+        raise kept_out
     if scorer.sends_text:
         refusal = await privacy.check(settings)
         if refusal:
@@ -64,11 +70,6 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
     hits = _cache_lookup(settings, verdict, query, documents) if verdict and scorer.caches_scores else None
     if hits is not None and all(s is not None for s in hits[1]):
         return Scored(hits[1], verdict.scale, verdict)  # type: ignore[union-attr, arg-type]
-    # A judge kept out by its verdict (too slow for recall, misranks the probe) is not
-    # asked and costs the breaker nothing: the verdict says why, the search goes on fused.
-    kept_out = probe_cache.known_failure(settings)
-    if kept_out is not None:
-        raise kept_out
     key = _breaker_key(settings)
     admitted = BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown) if scorer.may_go_down else None
     if scorer.may_go_down and not admitted:
