@@ -406,6 +406,10 @@ def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[s
     for name, (miss, false) in judges.NOISY_LEVELS.items():
         out[f"judge: misses {miss:.0%}, lists {false:.0%} wrong"] = ("utility", judges.noisy(oracle.label, texts, miss, false))
     out["judge: 3 at random"] = ("utility", judges.worse_than_lexical(oracle.label, texts))
+    from tests.real import llama_server
+
+    if llama_server.missing_environment() is None:  # built by bash tests/run.sh
+        out["judge: SmolLM2-135M (real)"] = ("utility", llama_server.shared_utility_model())
     return out
 
 

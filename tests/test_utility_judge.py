@@ -252,7 +252,9 @@ def test_the_breaker_counts_the_judges_failures_by_utility_model(chat):
     judge = Judge(lambda memories: "garbage")
     use_utility_model(agent, judge)
     set_plugin(host, rerank_api="utility", rerank_breaker_failures=2, rerank_breaker_cooldown=600)
-    recall(host, agent)  # memories and solutions: two failures open the breaker
+    recall(host, agent)  # one call per recall: the solutions search shares the memories search's failure
+    assert len(judge.recall_calls) == 1
+    recall(host, agent)  # the second failure opens the breaker
     asked = len(judge.calls)
     recall(host, agent)
     assert len(judge.calls) == asked  # skipped while open: not asked again

@@ -24,6 +24,7 @@ from typing import Sequence
 
 from ..scoring import judge, probe_cache
 from ..scoring.client import Deadline
+from ..errors import RerankError
 from ..scoring.score import Scored, score_documents
 from ..settings import Settings
 
@@ -35,7 +36,8 @@ SOLUTIONS_FILTER = "area == 'solutions'"
 class _Answer:
     query: str
     texts: list[str]
-    scored: Scored
+    scored: Scored | None
+    failure: RerankError | None = None  # the call failed: the solutions search fails the same, without a second call
 
 
 # The solutions' share of the memories search's answer, per recall task.
@@ -73,23 +75,32 @@ async def score(settings: Settings, query: str, texts: Sequence[str], solutions:
     mine = readable(settings, texts, budget)
     spent = sum(judge.line_chars(n, t) for n, t in enumerate(mine))
     theirs = readable(settings, solutions, settings.judge_max_chars - spent, len(mine), minimum=0) if solutions else []
-    scored = await score_documents(settings, query, mine + theirs, deadline)
-    if theirs:
-        task = asyncio.current_task()
+    task = asyncio.current_task() if theirs else None
+    try:
+        scored = await score_documents(settings, query, mine + theirs, deadline)
+    except RerankError as exc:
         if task is not None:
-            _answers[task] = _Answer(query, theirs, replace(scored, scores=scored.scores[len(mine):], latency_ms=None, same_call=True))
+            _answers[task] = _Answer(query, theirs, None, exc)
+        raise
+    if task is not None:
+        _answers[task] = _Answer(query, theirs, replace(scored, scores=scored.scores[len(mine):], latency_ms=None, same_call=True))
     return replace(scored, scores=scored.scores[: len(mine)])
 
 
 def _reused(settings: Settings, query: str, texts: Sequence[str]) -> Scored | None:
     """The solutions search's scores from the memories search's call, when this recall's
-    pool starts with exactly what was judged there, for the same query."""
+    pool starts with exactly what was judged there, for the same query; that call's
+    failure, raised again, when it failed."""
     task = asyncio.current_task()
     answer = _answers.pop(task, None) if task is not None else None
     if answer is None or answer.query != query:
         return None
     shown = [judge.one_line(t, settings.judge_doc_chars) for t in texts[: len(answer.texts)]]
-    return answer.scored if shown == answer.texts else None
+    if shown != answer.texts:
+        return None
+    if answer.failure is not None:
+        raise answer.failure
+    return answer.scored
 
 
 def forget() -> None:

@@ -8,8 +8,11 @@ Its environment is built here, not inherited, and nothing is fetched: the model 
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import os
 import signal
+import tempfile
 import subprocess
 import time
 from pathlib import Path
@@ -105,3 +108,28 @@ class LlamaProcess:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+_shared: LlamaProcess | None = None
+
+
+def shared_utility_model():
+    """The real model as Agent Zero's utility model, ``(system, message) -> answer`` through
+    the host's LiteLLM call (non-streaming): its server started on the first call and stopped
+    when the process exits (the relevance bench's "judge: SmolLM2-135M (real)")."""
+
+    async def call(system: str, message: str) -> str:
+        global _shared
+        if _shared is None:
+            from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+            # LiteLLM's logging queue is not what is measured (tests/test_utility_judge_litellm.py)
+            GLOBAL_LOGGING_WORKER.ensure_initialized_and_enqueue = lambda async_coroutine: async_coroutine.close()
+            _shared = LlamaProcess(Path(tempfile.mkdtemp(prefix="a0-llama-"))).start()
+            atexit.register(_shared.stop)
+            await asyncio.to_thread(_shared.wait_ready)
+        from tests.test_utility_judge_litellm import litellm_utility_model
+
+        return await litellm_utility_model(_shared.api_base, stream=False)(system, message)
+
+    return call
