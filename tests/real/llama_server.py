@@ -130,6 +130,6 @@ def shared_utility_model():
             await asyncio.to_thread(_shared.wait_ready)
         from tests.test_utility_judge_litellm import litellm_utility_model
 
-        return await litellm_utility_model(_shared.api_base, stream=False)(system, message)
+        return await litellm_utility_model(_shared.api_base, stream=False, model=ALIAS)(system, message)
 
     return call

@@ -43,7 +43,7 @@ class Counted:
     """The host's LiteLLM utility call to the real model, counting what it is asked."""
 
     def __init__(self, api_base: str):
-        self.call = litellm_utility_model(api_base, stream=False)
+        self.call = litellm_utility_model(api_base, stream=False, model=ALIAS)
         self.asked: list[str] = []
         self.answers: list[str] = []
 
@@ -99,7 +99,7 @@ def test_the_real_model_is_probed_once_and_recall_is_exactly_fused_unless_it_pas
 def test_the_reader_takes_every_real_answer_as_a_list_of_shown_numbers_or_refuses_it(host, model_server):
     judge = host.import_plugin("helpers.scoring.judge")
     errors = host.import_plugin("helpers.errors")
-    call = litellm_utility_model(model_server.api_base, stream=False)
+    call = litellm_utility_model(model_server.api_base, stream=False, model=ALIAS)
     memories = [f"memory {i}: the user keeps notes on grafana port {3000 + i} on atlas" for i in range(6)]
     prompt = judge.build("which port does grafana use on atlas", memories, 3000, 240)
     read = []
@@ -152,7 +152,7 @@ def test_a_real_model_that_cannot_answer_in_time_is_kept_out_and_the_server_stil
     line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
     assert "too slow for recall" in line and "faster utility model" in line
     # the calls cut short did not wedge the server: the host's own utility call still answers
-    answer = host.run(litellm_utility_model(model_server.api_base, stream=False)("Answer in one word.", "Say hello."))
+    answer = host.run(litellm_utility_model(model_server.api_base, stream=False, model=ALIAS)("Answer in one word.", "Say hello."))
     assert isinstance(answer, str) and answer.strip()
 
 
