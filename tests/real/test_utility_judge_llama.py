@@ -13,6 +13,7 @@ If .venv-llama is missing these tests fail; A0RR_REAL_SERVERS=skip skips them in
 
 import os
 import threading
+import time
 
 import httpx
 import pytest
@@ -127,6 +128,7 @@ def _hold_the_server(server, seconds_of_work: int) -> threading.Thread:
 
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
+    time.sleep(1.0)  # let it reach the server first (not a timing assert: the order of arrival)
     return thread
 
 
@@ -162,5 +164,5 @@ def test_test_connection_asks_the_real_model_and_says_its_verdict_in_words(host,
     response = host.run(host.call_api("plugins/a0_reranker/test_connection", {"config": {"rerank_api": "utility", "rerank_timeout": 12}}))
     report = response.get_json()["report"]
     assert report["verdict"] in ("ok", "weak", "misranks", "too_slow"), report
-    assert f"Agent Zero's utility model (openai/{ALIAS})" in report["reason"]
+    assert report["model"] == f"openai/{ALIAS}" and f"Agent Zero's utility model (openai/{ALIAS})" in report["reason"]
     assert any("model settings (openai/" in n for n in report["notes"])

@@ -83,7 +83,7 @@ class UtilityScorer:
             report.verdict, report.reason = "too_slow", str(failed)
             return
         if isinstance(failed, RerankError):
-            report.verdict, report.reason = _probe_failure(failed)
+            report.verdict, report.reason = _probe_failure(failed, report.model)
             return
         if failed is not None:  # not a RerankError: never expected, never hidden
             raise failed
@@ -177,10 +177,10 @@ class UtilityScorer:
 
 # A failed probe call, by the first kind that matches: (kind, verdict, reason).
 _PROBE_FAILURES = (
-    (DeadlineExceeded, "timeout", str),
-    (NotConfigured, "not_configured", str),
-    (MalformedResponse, "misranks", lambda exc: f"{NAME} did not answer with memory numbers: {exc}"),
-    (RerankError, "error", str),
+    (DeadlineExceeded, "timeout", lambda exc, model: str(exc)),
+    (NotConfigured, "not_configured", lambda exc, model: str(exc)),
+    (MalformedResponse, "misranks", lambda exc, model: f"{NAME} ({model}) did not answer with memory numbers: {exc}"),
+    (RerankError, "error", lambda exc, model: str(exc)),
 )
 
 
@@ -192,8 +192,8 @@ def too_slow_words(model: str, waited: float, settings: Settings) -> str:
             "Choose a faster utility model, raise rerank_timeout, or lower rerank_judge_max_chars (fewer candidates)")
 
 
-def _probe_failure(exc: RerankError) -> tuple[str, str]:
-    return next((verdict, reason(exc)) for kind, verdict, reason in _PROBE_FAILURES if isinstance(exc, kind))
+def _probe_failure(exc: RerankError, model: str) -> tuple[str, str]:
+    return next((verdict, reason(exc, model)) for kind, verdict, reason in _PROBE_FAILURES if isinstance(exc, kind))
 
 
 UTILITY = UtilityScorer()
