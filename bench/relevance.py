@@ -525,6 +525,10 @@ def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[s
     out["judge: perfect but slow"] = ("utility", judges.slow(oracle.label, texts, per_char=judges.SLOW_PER_CHAR), {})
     out["judge: 3 sharing rare words"] = ("utility", judges.word_overlap(oracle.label, texts, picks=3), {})
     out["judge: the first 3 shown"] = ("utility", judges.positional(oracle.label, texts, picks=3), {})
+    from tests.real import llama_server
+
+    if llama_server.missing_environment() is None:  # built by bash tests/run.sh
+        out["judge: SmolLM2-135M (real)"] = ("utility", llama_server.shared_utility_model(), {})
     return out
 
 

@@ -37,18 +37,21 @@ from typing import Callable, Iterable
 
 Label = Callable[[str, str], "bool | None"]
 
-_QUERY = re.compile(r"# User's message and newest conversation\n(.*?)\n# Memories\n", re.DOTALL)
+_QUERY = re.compile(r"^# User's message and newest conversation[^\n]*\n(.*?)\n# Memories[^\n]*\n", re.DOTALL | re.MULTILINE)
+_QUOTED = re.compile(r"^> ?", re.MULTILINE)
 _MEMORY = re.compile(r"^(\d+): (.*)$", re.MULTILINE)
+_MEMORIES = re.compile(r"^# Memories[^\n]*\n(.*?)^# Answer", re.DOTALL | re.MULTILINE)
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 
 
 def read_prompt(message: str) -> tuple[str, list[tuple[int, str]]]:
-    """(the query, [(number, memory text as shown)]) from the judge's message."""
+    """(the query, [(number, memory text as shown)]) from the judge's message: the
+    conversation's quoted lines ("> ...") unquoted, the numbered lines of the memories."""
     found = _QUERY.search(message)
-    query = found.group(1).strip() if found else ""
-    section = message.split("\n# Memories\n", 1)[-1].split("\n# Answer", 1)[0]
-    return query, [(int(n), text) for n, text in _MEMORY.findall(section)]
+    query = _QUOTED.sub("", found.group(1)).strip() if found else ""
+    section = _MEMORIES.search(message)
+    return query, [(int(n), text) for n, text in _MEMORY.findall(section.group(1) if section else "")]
 
 
 class SimulatedJudge:

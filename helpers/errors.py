@@ -50,6 +50,17 @@ class DeadlineExceeded(RerankError):
     """The call's total time budget ran out (retries included)."""
 
 
+class TooSlow(DeadlineExceeded):
+    """A judge gave no answer within the whole time a recall gives it (rerank_timeout):
+    not a passing delay but its speed, so it is kept as a verdict (scoring/probe_cache.py)
+    and the judge is not asked again on the recall path until a trial says otherwise.
+    ``seconds``: how long it was waited for."""
+
+    def __init__(self, message: str, seconds: float):
+        super().__init__(message)
+        self.seconds = seconds
+
+
 class BreakerOpen(RerankError):
     """The endpoint failed repeatedly and is being skipped for a cool-down."""
 

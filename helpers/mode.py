@@ -100,7 +100,7 @@ def describe(settings: Settings, route: str | None = None) -> str:
     elif current == LEXICAL:
         text = "built-in fusion + the built-in lexical reranker (BM25, no server)"
     elif current == UTILITY:
-        text = "built-in fusion + Agent Zero's utility model as the judge (one LLM call per search, no server)"
+        text = "built-in fusion + Agent Zero's utility model as the judge (one LLM call per recall, no server)"
     elif current == LOCAL:
         text = f"built-in fusion + the in-process cross-encoder {settings.local_model}"
     else:

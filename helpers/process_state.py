@@ -14,7 +14,7 @@ def reset_state() -> None:
     recall budgets and the recall line's parts. Loaded local models are dropped too.
     Never stops threads or background work (that is uninstall's job: lifecycle)."""
     from .scoring import breaker, cache, calibration, client, privacy, probe_cache
-    from .recall import budget, lexical_index, query_vectors, recall_line, store_search
+    from .recall import budget, judge_call, lexical_index, query_vectors, recall_line, store_search
     from . import settings_cache
     from .report import stats
     from .scoring.scorers import local, utility
@@ -32,5 +32,6 @@ def reset_state() -> None:
     client.forget_learned_batches()
     budget.reset()
     recall_line.forget()
+    judge_call.forget()
     local.forget()
     utility.UTILITY.forget()

@@ -42,6 +42,9 @@ def collect(agent: Any = None) -> dict[str, Any]:
     if settings is not None:
         with calling_agent.asking(agent):  # the utility judge's verdict is kept per utility model
             verdict = probe_cache.cached(settings)
+            kept_out = probe_cache.kept_failure(settings)
+        if kept_out is not None and "judge" in out:
+            out["judge"]["not_used"] = str(kept_out)  # too slow for recall, or misranks: in its own words
         route = verdict.route.describe() if verdict and verdict.route else None
         with calling_agent.asking(agent):
             trust = calibration.known(settings)
@@ -110,6 +113,8 @@ def summary_text(status: dict[str, Any], probe: dict[str, Any] | None = None) ->
         lat = judge.get("latency")
         timing = f"last answer {lat['last_ms']} ms, median {lat['median_ms']} ms over {lat['calls']} calls" if lat else "not asked yet"
         lines.append(f"judge: Agent Zero's utility model {judge.get('utility_model') or '-'}; {timing}")
+        if judge.get("not_used"):
+            lines.append(f"judge not used: {judge['not_used']}")
         if judge.get("post_filter"):
             lines.append("note: Agent Zero's memory post-filter is on too, so the utility model judges each recall twice; turn the post-filter off")
     trust_text = (probe or {}).get("trust_text") or status.get("trust_text")

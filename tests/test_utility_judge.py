@@ -9,16 +9,14 @@ import re
 
 import pytest
 
+from bench.relevance_judges import read_prompt
 from tests.servers.scoring import calibration_answer as scoring_answer, calibration_question_in
 from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin
-
-MEMORY_LINE = re.compile(r"^(\d+): (.*)$", re.MULTILINE)
 
 
 def shown_memories(message: str) -> list[tuple[int, str]]:
     """The numbered memories of the judge's prompt, as a model reads them."""
-    section = message.split("\n# Memories\n", 1)[1].split("# Answer", 1)[0]
-    return [(int(n), text) for n, text in MEMORY_LINE.findall(section)]
+    return read_prompt(message)[1]
 
 
 def is_probe(message: str) -> bool:
@@ -26,7 +24,7 @@ def is_probe(message: str) -> bool:
 
 
 def is_ours(message: str) -> bool:
-    return "\n# Memories\n" in message  # the host's post-filter prompt has "## Memories:"
+    return "\n# Memories (quoted" in message  # the host's post-filter prompt has "## Memories:"
 
 
 def probe_answer(message: str) -> str:
@@ -124,7 +122,7 @@ def test_a_perfect_judge_brings_the_memory_it_names_from_deep_in_the_pool_to_the
     seen = {}
 
     def pick(memories):
-        deepest = memories[-1]  # the last memory shown: the fused order put it lowest
+        deepest = last_memory(memories)  # the fused order put it lowest
         seen.setdefault("target", deepest[1])
         return f"[{deepest[0]}]"
 
@@ -134,8 +132,13 @@ def test_a_perfect_judge_brings_the_memory_it_names_from_deep_in_the_pool_to_the
     memories = [d.page_content for d in result["memories"]]
     assert target not in fused_memories
     assert target in memories[:2]  # merged with the fused order: at the better of its two ranks
-    assert stats["totals"]["reranked"] == 2
-    assert len(judge.recall_calls) == 2  # one utility call per search (memories, solutions)
+    assert stats["totals"]["reranked"] == 1  # the solutions: the judge listed none of them, so the fused order stands
+    assert len(judge.recall_calls) == 1  # one utility call per recall: the memories and the solutions in one prompt
+
+
+def last_memory(shown):
+    """The last of the memories search's pool in a prompt that shows the solutions after it."""
+    return [m for m in shown if m[1].startswith("memory ")][-1]
 
 
 def test_the_prompt_shows_the_message_the_newest_conversation_and_numbered_memories_within_the_budget(chat):
@@ -146,10 +149,13 @@ def test_the_prompt_shows_the_message_the_newest_conversation_and_numbered_memor
     assert "JSON array" in system
     assert QUESTION in message and "lisbon timezone" in message  # the message and the newest conversation
     memories = shown_memories(message)
+    line_chars = host.import_plugin("helpers.scoring.judge").line_chars
     assert [n for n, _ in memories] == list(range(len(memories)))  # numbered from 0, in pool order
     assert all(len(text) <= 60 for _, text in memories)
-    assert sum(len(text) for _, text in memories) <= 1000
-    assert len(memories) == 1000 // 60  # the pool is longer: cut to the budget
+    # a hard cap, each memory's number and line break included: the next one would not fit
+    spent = sum(line_chars(n, text) for n, text in memories)
+    assert 1000 - line_chars(len(memories), "x" * 60) < spent <= 1000
+    assert any(t.startswith("memory ") for _, t in memories) and any(t.startswith("solution ") for _, t in memories)
 
 
 def test_a_noisy_judge_still_reorders_and_nothing_breaks(chat):
@@ -168,13 +174,14 @@ def test_prose_and_code_fences_around_the_list_are_read(chat):
     seen = {}
 
     def pick(memories):
-        seen.setdefault("target", memories[-1][1])
-        return f"Sure! The useful memories are:\n```json\n[{memories[-1][0]}, 999, {memories[-1][0]}]\n```\nHope that helps."
+        n, text = last_memory(memories)
+        seen.setdefault("target", text)
+        return f"Sure! The useful memories are:\n```json\n[{n}, 999, {n}]\n```\nHope that helps."
 
     result, stats = judged(host, agent, Judge(pick, probe=lambda m: f"<think>maybe [1, 2]?</think> Answer: {probe_answer(m)}"))
     assert seen["target"] in [d.page_content for d in result["memories"]][:2]
     assert seen["target"] not in fused_memories
-    assert stats["totals"]["reranked"] == 2
+    assert stats["totals"]["reranked"] == 1
 
 
 # --- every failure: exactly the fused order -----------------------------------------------
@@ -228,18 +235,18 @@ def test_with_no_agent_to_ask_the_judge_is_unavailable_and_the_public_api_keeps_
 def test_the_recall_line_names_the_judge_and_warns_when_the_hosts_post_filter_judges_too(chat):
     host, agent, _ = chat
     set_memory_config(host, memory_recall_similarity_threshold=0.0, memory_recall_post_filter=True)
-    judge = Judge(lambda memories: "[0]")
+    judge = Judge(lambda shown: str([0] + [n for n, text in shown if text.startswith("solution ")][:1]))  # a memory and a solution
     use_utility_model(agent, judge)
     set_plugin(host, rerank_api="utility")
     result = recall(host, agent)
     assert result["error"] is None
     line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
     assert line.startswith("judged by Agent Zero's utility model; Agent Zero's memory post-filter is on too"), line
-    assert re.search(r"memories: .*, judged in \d+\.\d s; solutions: .*, judged in \d+\.\d s$", line), line
+    assert re.search(r"memories: .*, judged in \d+\.\d s; solutions: .*, judged in the same call$", line), line
     assert "post-filter is on too" in line
     # the host's own post-filter asked the same model once more, with its own prompt
     assert len([m for _, m in judge.calls if not is_ours(m)]) == 1
-    assert len(judge.recall_calls) == 2
+    assert len(judge.recall_calls) == 1
 
 
 def test_a_second_identical_recall_is_answered_from_the_score_cache(chat):
@@ -251,7 +258,7 @@ def test_a_second_identical_recall_is_answered_from_the_score_cache(chat):
     calls = len(judge.recall_calls)
     second = recall(host, agent)
     assert contents(first) == contents(second)
-    assert calls == 2 and len(judge.recall_calls) == 2  # no new utility call
+    assert calls == 1 and len(judge.recall_calls) == 1  # no new utility call
 
 
 def test_the_breaker_counts_the_judges_failures_by_utility_model(chat):
@@ -259,7 +266,9 @@ def test_the_breaker_counts_the_judges_failures_by_utility_model(chat):
     judge = Judge(lambda memories: "garbage")
     use_utility_model(agent, judge)
     set_plugin(host, rerank_api="utility", rerank_breaker_failures=2, rerank_breaker_cooldown=600)
-    recall(host, agent)  # memories and solutions: two failures open the breaker
+    recall(host, agent)  # one call per recall: the solutions search shares the memories search's failure
+    assert len(judge.recall_calls) == 1
+    recall(host, agent)  # the second failure opens the breaker
     asked = len(judge.calls)
     recall(host, agent)
     assert len(judge.calls) == asked  # skipped while open: not asked again

@@ -40,12 +40,12 @@ def chat_model_answer(system: str, message: str) -> str:
     return f"Here are the useful memories, best first:\n```json\n[{memories[-1][0]}, {memories[0][0]}]\n```"
 
 
-def litellm_utility_model(api_base: str, *, stream: bool):
+def litellm_utility_model(api_base: str, *, stream: bool, model: str = "judge-model"):
     """What Agent.call_utility_model does with the host's model: unified_call on the
     LiteLLM wrapper, returning the response text."""
     import models
 
-    wrapper = models.get_chat_model("openai", "judge-model", api_base=api_base, api_key=KEY)
+    wrapper = models.get_chat_model("openai", model, api_base=api_base, api_key=KEY)
 
     async def call(system: str, message: str) -> str:
         response, _reasoning = await wrapper.unified_call(system_message=system, user_message=message, stream=stream)
@@ -77,12 +77,12 @@ def test_a_real_litellm_call_judges_a_recall(host, stream):
     assert stats.snapshot()["totals"]["reranked"] == 2
     calibration = [r for r in sent if calibration_answer(r["messages"][-1]["content"]) is not None]
     judged = [r for r in sent if not is_probe(r["messages"][-1]["content"]) and r not in calibration]
-    # the probe once, the calibration questions once, then one call per search
-    assert len(judged) == 2 and len(calibration) == 12 and len(sent) == 15
+    # the probe's three trials once, the calibration questions once, then one call per recall
+    assert len(judged) == 1 and len(calibration) == 12 and len(sent) == 16
     assert all(r["model"] == "judge-model" and bool(r.get("stream")) == stream for r in sent)
     assert [m["role"] for m in judged[0]["messages"]] == ["system", "user"]
-    deepest = shown_memories(judged[0]["messages"][1]["content"])[-1][1]
-    assert deepest in [d.page_content for d in result["memories"]][:2]
+    deepest = shown_memories(judged[0]["messages"][1]["content"])[-1][1]  # the last solution shown
+    assert deepest in [d.page_content for d in result["solutions"]][:2]
     # the verdict and the breaker are kept under the utility model's name from the host's model settings
     assert any("openai/judge-model" in key for key in host.import_plugin("helpers.scoring.probe_cache")._cache)
     line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
@@ -103,9 +103,9 @@ def test_test_connection_without_a_chat_builds_the_utility_model_from_agent_zero
     assert "Agent Zero's utility model (openai/judge-model) ranks the probe correctly" in report["reason"]
     assert any("model settings (openai/judge-model); no chat was open" in n for n in report["notes"])
     assert any("post-filter is on too" in n for n in report["notes"])
-    # the probe, then the calibration questions (how much say the judge earns)
-    assert is_probe(sent[0]["messages"][-1]["content"])
-    assert len([r for r in sent if calibration_answer(r["messages"][-1]["content"]) is not None]) == 12 and len(sent) == 13
+    # the probe's three trials, then the calibration questions (how much say the judge earns)
+    assert all(is_probe(r["messages"][-1]["content"]) for r in sent[:3])
+    assert len([r for r in sent if calibration_answer(r["messages"][-1]["content"]) is not None]) == 12 and len(sent) == 15
     assert report["trust"]["say"] == "full"
     assert KEY not in str(answer)
 
@@ -125,7 +125,7 @@ def test_test_connection_with_the_open_chat_asks_that_chats_utility_model(host):
                                       {"config": {"rerank_api": "utility"}, "context": agent.context.id}))
     answer = response.get_json()
     report = answer["report"]
-    assert len(asked) == 1
+    assert len(asked) == 3  # the probe's three trials
     assert answer["ok"] is False and report["verdict"] == "misranks"
     assert "did not put the relevant probe memory first" in report["reason"] and "near miss" in report["reason"]
     assert any("the open chat" in n for n in report["notes"])

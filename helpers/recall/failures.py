@@ -23,6 +23,13 @@ def reranker_unavailable(exc: BaseException, settings: Settings) -> Failure:
     return Failure(reason(exc), recall_line.unavailable_words(exc, settings))
 
 
+def no_opinion_words(settings: Settings) -> str:
+    """A reranker that answered but scored every memory alike: the utility judge's "[]"."""
+    if settings.api == "utility":
+        return "Agent Zero's utility model found none of the memories useful, so the fused order stands"
+    return "it scored every memory alike, so the fused order stands"
+
+
 def plugin_failed(exc: BaseException) -> Failure:
     return Failure(reason(exc), recall_line.fallback_words(exc))
 

@@ -32,7 +32,7 @@ from ..scoring.client import Deadline
 from ..scoring.privacy import redact
 from ..scoring.score import Scored, earned_say, score_documents
 from ..settings import Settings
-from . import budget, failures, fusion, policies, recall_line, store_search, texts
+from . import budget, failures, fusion, judge_call, policies, recall_line, store_search, texts
 
 log = logging.getLogger("a0_reranker")
 
@@ -56,6 +56,7 @@ class Call:
     # The recall's one deadline (budget.py), shared by its two searches.
     deadline: Deadline = field(default_factory=lambda: Deadline.after(budget.RECALL_BUDGET_S))
     post_filter: bool = False  # the host's memory_recall_post_filter is on: its utility model judges too
+    solutions_limit: int = 0  # the host's solutions search's limit (recall only): the utility judge reads both at once
 
 
 @dataclass
@@ -163,13 +164,15 @@ async def gather(memory: Any, search: Search) -> None:
     search.fused_floor = _floor(settings.fusion_threshold, search.threshold)
     search.message_floor = _floor(settings.message_threshold, search.threshold)
     fused = min(search.fused_floor, search.message_floor)
-    # A reranker reads further down the lists than fusion trusts them; without one, the
-    # memories below the fused order's floors would be found only to be left out.
-    floor = min(fused, _floor(settings.pool_threshold, search.threshold)) if settings.has_reranker else fused
+    # A reranker reads further down the lists than fusion trusts them; without one (or with
+    # a judge its verdict keeps out), the memories below the fused order's floors would be
+    # found only to be left out.
+    reads_pool = settings.has_reranker and not judge_call.kept_out(settings)
+    floor = min(fused, _floor(settings.pool_threshold, search.threshold)) if reads_pool else fused
     # Each search brings its own list, so an extra search never crowds another one's out;
     # the fused order reads rerank_candidates of each, a reranker's pool further.
     depth = max(search.limit, settings.candidates)
-    depths = {role: max(search.limit, round(settings.candidates * share)) if settings.has_reranker else depth
+    depths = {role: max(search.limit, round(settings.candidates * share)) if reads_pool else depth
               for role, share in POOL_DEPTH.items()}
     lexical_text = search.searches.message or search.query
     search.found = await store_search.search(memory, search.searches, depths, floor, search.limit, search.threshold,
@@ -209,25 +212,55 @@ def fuse(search: Search) -> None:
 
 async def score(search: Search, memory: Any = None) -> None:
     """The reranker's scores for the pool and the say it earned, or why there are none.
-    Never raises, except cancellation: every failure leaves the fused order standing. The
-    call gets its own timeout or what is left of the recall's deadline, whichever is
-    shorter; the calibration (once per reranker) shares that deadline."""
+    Never raises, except cancellation: every failure leaves the fused order standing, and so
+    do scores that say nothing (all equal: the utility judge's "[]", nothing useful) and a
+    reranker that earned no say on the calibration set. The call gets its own timeout or
+    what is left of the recall's deadline, whichever is shorter; the calibration (once per
+    reranker) shares that deadline. The utility judge scores the pool's first memories
+    only, what it reads (judge_call.py)."""
     settings = search.settings
     if not settings.has_reranker:
         return
+    texts_ = [d.page_content for d in search.pool]
+    # Local work (a FAISS search), before the judge's own time starts; none for a judge
+    # its verdict keeps out.
+    solutions = [d.page_content for d in await _solutions_pool(memory, search)] if judge_call.asks(settings) else []
     deadline = budget.call_deadline(search.call.deadline, settings.timeout)
     try:
         if deadline.remaining() < budget.MIN_CALL_S:
             raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
-            search.scored = await score_documents(settings, search.rerank_query, [d.page_content for d in search.pool], deadline)
-            search.trust = await earned_say(settings, deadline, _embedder_of(memory))
+            if settings.api == "utility":
+                slots = (search.slots, min(search.call.solutions_limit, search.call.prompt_slots.get("solutions", DEFAULT_SLOTS)))
+                scored = await judge_call.score(settings, search.rerank_query, texts_, solutions, slots, deadline)
+            else:
+                scored = await score_documents(settings, search.rerank_query, texts_, deadline)
+            trust = await earned_say(settings, deadline, _embedder_of(memory))
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         failure = failures.reranker_unavailable(exc, settings)
         search.unavailable, search.unavailable_words = failure.reason, failure.words
         log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable)
+        return
+    if len(set(scored.scores)) > 1:
+        search.scored, search.trust = scored, trust
+    else:
+        search.unavailable = "no opinion: the reranker scored every memory alike"
+        search.unavailable_words = failures.no_opinion_words(settings)
+
+
+async def _solutions_pool(memory: Any, search: Search) -> list:
+    """The pool the recall's solutions search will read, for the utility judge's one call
+    per recall: asked in the memories search, which the host runs first."""
+    call = search.call
+    if memory is None or call.kind != "recall" or search.area != "memories" or call.solutions_limit <= 0:
+        return []
+    sibling = Search(call, search.settings, search.query, call.solutions_limit, search.threshold, judge_call.SOLUTIONS_FILTER)
+    plan(sibling)
+    await gather(memory, sibling)
+    fuse(sibling)
+    return sibling.pool
 
 
 def _embedder_of(memory: Any) -> Any:
@@ -243,8 +276,12 @@ def apply_policies(memory: Any, search: Search) -> None:
     """The floor, recency and diversity on the reranker's order, or on the fused one."""
     similarities = lambda docs: store_search.similarity_matrix(memory, docs)  # noqa: E731
     if has_say(search):
-        outcome = policies.order(search.settings, search.pool, search.scored.scores, search.scored.scale,
+        # Scores for the pool's first memories: the rest were not read (the utility judge's
+        # budget), so they are unjudged, never floored, and follow in their fused place.
+        judged = len(search.scored.scores)
+        outcome = policies.order(search.settings, search.pool[:judged], search.scored.scores, search.scored.scale,
                                     search.scored.verdict, similarities=similarities)
+        outcome.docs = outcome.docs + search.pool[judged:]
     else:
         outcome = policies.order(search.settings, search.fused, search.fused_scores, "fused", None,
                                     similarities=similarities, floors=False)
@@ -262,8 +299,9 @@ def combine(search: Search) -> None:
     if has_say(search) and docs:
         kept = {store_search.doc_key(d) for d in docs}  # what the floor kept holds for both
         score_of = {store_search.doc_key(d): s for d, s in zip(search.pool, search.scored.scores)}
-        flags = fusion.standing_out([score_of[store_search.doc_key(d)] for d in docs], search.scored.scale)
-        confident = [d for d, out in zip(docs, flags) if out]
+        read = [d for d in docs if store_search.doc_key(d) in score_of]  # unjudged ones never stand out
+        flags = fusion.standing_out([score_of[store_search.doc_key(d)] for d in read], search.scored.scale)
+        confident = [d for d, out in zip(read, flags) if out]
         if search.trust.say != calibration.FULL:
             # Some say: a pick must also be one the searches found near the top (the fused
             # order's first AGREEMENT_DEPTH): the evidence of this search, beside its scores.

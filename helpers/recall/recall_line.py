@@ -18,7 +18,7 @@ import threading
 import weakref
 from typing import Any
 
-from ..errors import BreakerOpen, DeadlineExceeded, MalformedResponse, NotConfigured, ProbeFailed, Refused, ServerError, TransportError
+from ..errors import BreakerOpen, DeadlineExceeded, MalformedResponse, NotConfigured, ProbeFailed, Refused, ServerError, TooSlow, TransportError
 from ..report import changes
 from ..settings import Settings, SettingsError
 from . import store_search
@@ -58,7 +58,9 @@ def with_judge_words(search: Any, head: str, part: str) -> tuple[str, str]:
     if search.settings.api != "utility":
         return head, part
     scored = search.scored
-    if scored is not None and scored.latency_ms is not None:
+    if scored is not None and scored.same_call:
+        part += ", judged in the same call"
+    elif scored is not None and scored.latency_ms is not None:
         part += f", judged in {scored.latency_ms / 1000:.1f} s"
     elif scored is not None:
         part += ", judged from the score cache"
@@ -90,6 +92,8 @@ _JUDGE = "Agent Zero's utility model"  # for the utility model there is no serve
 
 
 def _judge_probe_failed(exc: ProbeFailed, settings: Settings) -> str:
+    if exc.verdict == "too_slow":  # the measured seconds and what to change, in the scorer's words
+        return str(exc)
     if exc.verdict == "timeout":
         return f"{_JUDGE} gave no answer within {settings.timeout:g} s"
     if exc.verdict == "misranks":
@@ -111,6 +115,7 @@ _SERVER_UNAVAILABLE = (
     (BaseException, lambda exc, s: "it failed (see Test connection)"),
 )
 _JUDGE_UNAVAILABLE = (
+    (TooSlow, lambda exc, s: str(exc)),
     ((TimeoutError, DeadlineExceeded), lambda exc, s: f"{_JUDGE} gave no answer within {s.timeout:g} s"),
     (BreakerOpen, lambda exc, s: f"{_JUDGE} kept failing, skipped for up to {s.breaker_cooldown:g} s"),
     (MalformedResponse, lambda exc, s: f"{_JUDGE}'s answer could not be read"),

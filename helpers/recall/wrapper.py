@@ -139,6 +139,7 @@ def identify_caller(frame: Any) -> Call | None:
         call.prompt_slots = _prompt_slots(local_vars.get("set"))
         call.query_prepared = _setting_on(local_vars.get("set"), "memory_recall_query_prep")
         call.post_filter = post_filter
+        call.solutions_limit = _host_int(local_vars.get("set"), "memory_recall_solutions_max_search")
     return call
 
 
@@ -152,6 +153,14 @@ def _prompt_slots(memory_settings: Any) -> dict[str, int]:
             except (KeyError, TypeError, ValueError):
                 pass
     return slots
+
+
+def _host_int(memory_settings: Any, key: str) -> int:
+    """A number of the host's _memory settings, or 0 when it is missing or not a number."""
+    try:
+        return max(0, int(memory_settings[key])) if isinstance(memory_settings, dict) else 0
+    except (KeyError, TypeError, ValueError):
+        return 0
 
 
 def _setting_on(memory_settings: Any, key: str) -> bool:

@@ -59,8 +59,9 @@ RETRY_AFTER_S, RETRY_AT_MOST_S = 60.0, 3600.0
 # At most this many calibration calls at once: a local server with one slot keeps working on
 # a call the client gave up on, and the recall's own calls must not queue behind many.
 CONCURRENCY = 4
-# A recall starts a calibration only with this much of its call's time left; with less, the
-# reranker has no say in that recall and the calibration waits for one with more.
+# A recall starts a calibration only with this much of its call's time left (or 0.8 of
+# rerank_timeout, when that is shorter); with less, the reranker has no say in that recall
+# and the calibration waits for one with more.
 MIN_SECONDS = 2.0
 
 
@@ -223,8 +224,8 @@ async def trust(settings: Settings, score: ScoreFn, deadline: Deadline, embedder
         not_before, _ = _retry.get(key, (0.0, RETRY_AFTER_S))
     if now < not_before:
         return Trust(UNMEASURED, reason="the last calibration did not finish; it is tried again later")
-    if deadline.remaining() < MIN_SECONDS:
-        return Trust(UNMEASURED, reason=f"less than {MIN_SECONDS:g} s were left to measure it in this recall")
+    if deadline.remaining() < min(MIN_SECONDS, 0.8 * settings.timeout):
+        return Trust(UNMEASURED, reason="too little of this recall's time was left to measure it")
     result = await measure(score, deadline, embedder)
     remember(settings, result)
     return result

@@ -1,10 +1,20 @@
 """The utility-model judge's words: the prompt it is asked, and how its answer is read.
 
 The prompt (prompts/a0_reranker.judge.*.md, jinja2) shows the reranker query (the user's
-message and the newest conversation), then the pool numbered from 0, each memory cut to a
-per-memory budget and on one line, the best-fused first until a total budget is spent. The
+message and the newest conversation), then the memories numbered from 0, each cut to a
+per-memory budget and on one line, the best-fused first while a total budget lasts. The
 answer is the host's own post-filter format: a JSON array of the numbers of the useful
 memories, best first.
+
+Both budgets are hard caps on what a memory puts in the prompt, its number and line break
+included (``line_chars``): the recall chooses which memories the judge reads with ``fits``,
+the same rule ``build`` shows them by, so a memory is either shown whole-as-cut or not at
+all (then it is unjudged, never scored as rejected).
+
+The conversation and the memories are quoted data, not instructions (the system prompt
+says so): the conversation is shown one quoted line at a time ("> ..."), each memory on one
+line after its number, so neither can forge the prompt's own "# ..." headings or a
+numbered memory line.
 
 A chat model wraps that array in prose, code fences or a reasoning block, so the reader
 takes the first array of integers anywhere in the answer, skips numbers out of range and
@@ -75,19 +85,49 @@ def one_line(text: str, max_chars: int) -> str:
         limit *= 4
 
 
-def build(query: str, documents: Sequence[str], max_chars: int, doc_chars: int) -> Prompt:
-    """The prompt for ``documents`` (in pool order), at least the first one shown."""
-    shown, spent = [], 0
-    for number, document in enumerate(documents):
-        text = one_line(document, doc_chars)
-        if shown and spent + len(text) > max_chars:
+def line_chars(number: int, text: str) -> int:
+    """What one memory puts in the prompt: ``"N: text\\n"``."""
+    return len(str(number)) + 2 + len(text) + 1
+
+
+def fits(documents: Sequence[str], max_chars: int, doc_chars: int, first_number: int = 0, minimum: int = 1) -> int:
+    """How many of ``documents`` (the first ones) the judge reads within ``max_chars``,
+    numbered from ``first_number``; at least ``minimum`` (one: a budget smaller than one
+    memory still shows the best-fused one, cut)."""
+    count, spent = 0, 0
+    for number, document in enumerate(documents, first_number):
+        cost = line_chars(number, one_line(document, doc_chars))
+        if count >= minimum and spent + cost > max_chars:
             break
-        shown.append((number, text))
-        spent += len(text)
+        count, spent = count + 1, spent + cost
+    return count
+
+
+def quoted(text: str, max_chars: int) -> list[str]:
+    """The conversation as quoted lines, for the template to show each behind "> ", so none
+    of it starts a line the prompt's own structure could be read from (a heading, a
+    numbered memory); within ``max_chars``, the markers and line breaks included."""
+    lines, spent = [], 0
+    for line in text.strip().splitlines():
+        line = line.strip()
+        room = max_chars - spent - 3  # "> " and the line break
+        if not line:
+            continue
+        if room <= 0:
+            break
+        lines.append(line[:room])
+        spent += len(lines[-1]) + 3
+    return lines
+
+
+def build(query: str, documents: Sequence[str], max_chars: int, doc_chars: int, query_chars: int = 2000) -> Prompt:
+    """The prompt for ``documents`` (in pool order): the first that fit ``max_chars``
+    (``fits``), at least one; the conversation within ``query_chars``."""
+    shown = [(number, one_line(document, doc_chars)) for number, document in enumerate(documents[: fits(documents, max_chars, doc_chars)])]
     env = _environment()
     return Prompt(
         env.get_template(SYSTEM_TEMPLATE).render().strip(),
-        env.get_template(MESSAGE_TEMPLATE).render(query=query.strip(), memories=shown),
+        env.get_template(MESSAGE_TEMPLATE).render(conversation=quoted(query, query_chars), memories=shown),
         len(shown),
     )
 

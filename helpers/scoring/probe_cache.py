@@ -5,6 +5,13 @@ and fill a report (scoring/verdicts.py); a good verdict is cached per (endpoint,
 instruction, document budget, key fingerprint, and what the scorer adds) and dropped when
 that endpoint starts failing. With no scorer at all the plugin runs its built-in fusion,
 which the report says in words.
+
+A scorer whose probe is costly (``probes_once``: the utility judge, three LLM calls) keeps
+its failed verdict too: a judge too slow for recall, or one that misranks the probe, is
+kept like a passed one, so no search waits for it or probes it again. It is tried again
+rarely and off the recall path: once its cool-down (5 minutes, doubling each time it fails
+again, at most 6 hours) is over, the next search starts a trial in the background and
+goes on with the fused order; a trial that passes puts the judge back.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from dataclasses import dataclass
 
 from .. import mode
 from ..errors import DeadlineExceeded, NotConfigured, ProbeFailed, RerankError
@@ -21,6 +29,24 @@ from .verdicts import ProbeReport, Verdict
 
 _cache: dict[tuple, Verdict] = {}
 _cache_lock = threading.Lock()
+
+# The failed verdicts kept for a probes_once scorer, and when each is tried again.
+KEPT_VERDICTS = ("too_slow", "misranks")
+FIRST_RETRY_S = 300.0
+MAX_RETRY_S = 6 * 3600.0
+_clock = time.monotonic  # the tests' switch for the cool-down
+
+
+@dataclass
+class _Kept:
+    error: ProbeFailed
+    retry_at: float
+    cooldown: float
+    trying: bool = False
+
+
+_kept: dict[tuple, _Kept] = {}
+_trials: set = set()  # the background trials running, so none is collected half-way
 
 
 def cache_key(settings: Settings) -> tuple:
@@ -35,17 +61,82 @@ def cached(settings: Settings) -> Verdict | None:
 
 
 def forget(settings: Settings | None = None) -> None:
-    """Drop the verdict for ``settings`` (all verdicts when None): the endpoint is failing."""
+    """Drop the verdict for ``settings`` (all verdicts when None), passed or kept failed:
+    the endpoint is failing, or a person asks again (Test connection)."""
     with _cache_lock:
-        for key in list(_cache) if settings is None else [cache_key(settings)]:
+        for key in list(_cache) + list(_kept) if settings is None else [cache_key(settings)]:
             _cache.pop(key, None)
+            _kept.pop(key, None)
+
+
+def known_failure(settings: Settings) -> ProbeFailed | None:
+    """The failed verdict kept for ``settings``, or None. Past its cool-down, a trial
+    starts in the background (on the running event loop) while this one still stands."""
+    key = cache_key(settings)
+    with _cache_lock:
+        kept = _kept.get(key)
+        due = kept is not None and not kept.trying and _clock() >= kept.retry_at
+        if due:
+            kept.trying = True
+    if kept is None:
+        return None
+    if due:
+        _try_again(settings, kept)
+    return kept.error
+
+
+def kept_failure(settings: Settings) -> ProbeFailed | None:
+    """The failed verdict kept for ``settings``, without starting a trial (the status views)."""
+    with _cache_lock:
+        kept = _kept.get(cache_key(settings))
+    return kept.error if kept is not None else None
+
+
+def keep_failure(settings: Settings, verdict: str, reason: str) -> None:
+    """Keep a failed verdict for ``settings`` (a probes_once scorer's), dropping a passed
+    one; each failure in a row doubles the wait before the next trial."""
+    key = cache_key(settings)
+    with _cache_lock:
+        previous = _kept.get(key)
+        cooldown = FIRST_RETRY_S if previous is None else min(MAX_RETRY_S, previous.cooldown * 2)
+        _kept[key] = _Kept(ProbeFailed(verdict, reason), _clock() + cooldown, cooldown)
+        _cache.pop(key, None)
+
+
+def _try_again(settings: Settings, kept: _Kept) -> None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no loop to run a trial on: the next search with one starts it
+        kept.trying = False
+        return
+
+    async def trial() -> None:
+        try:
+            # The whole rerank_timeout, as a recall's first search gives it: the trial
+            # tells whether the judge now answers within what recall can give.
+            await probe(settings, client.Deadline.after(settings.timeout))
+        finally:
+            kept.trying = False
+
+    task = loop.create_task(trial())
+    _trials.add(task)
+    task.add_done_callback(_trials.discard)
+
+
+def background_trials() -> list:
+    """The background trials still running (for the tests and the bench to await)."""
+    return list(_trials)
 
 
 async def resolve(settings: Settings, deadline: client.Deadline) -> Verdict:
-    """The cached verdict, or a fresh probe; raises ``RerankError`` when nothing usable answers."""
+    """The cached verdict, or a fresh probe; raises ``RerankError`` when nothing usable
+    answers, or when a kept failed verdict stands (``known_failure``)."""
     verdict = cached(settings)
     if verdict is not None:
         return verdict
+    failed = known_failure(settings)
+    if failed is not None:
+        raise failed
     report = await probe(settings, deadline)
     if not report.ok or report.result is None:
         if report.verdict == "not_configured":
@@ -75,6 +166,9 @@ async def probe(settings: Settings, deadline: client.Deadline | None = None, *, 
     if report.ok and report.result is not None:
         with _cache_lock:
             _cache[cache_key(settings)] = report.result
+            _kept.pop(cache_key(settings), None)
+    elif report.verdict in KEPT_VERDICTS and scorer is not None and scorer.probes_once:
+        keep_failure(settings, report.verdict, report.reason)
     return report
 
 

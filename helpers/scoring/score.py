@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .. import mode
-from ..errors import BreakerOpen, NotConfigured, Refused, RerankError
+from ..errors import BreakerOpen, NotConfigured, Refused, RerankError, TooSlow
 from ..settings import Settings, SettingsError, shown_endpoint
 from ..settings_cache import load_settings
 from . import calibration, calling_agent, client, privacy, probe_cache, scorers
@@ -32,6 +32,7 @@ class Scored:
     scale: str
     verdict: Verdict | None
     latency_ms: float | None = None  # the scorer's own time, when it was asked (not a cache hit)
+    same_call: bool = False  # scored by the call another search of the recall made (the utility judge's solutions)
 
 
 def _breaker_key(settings: Settings) -> str:
@@ -64,6 +65,12 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
     scorer = scorers.for_settings(settings)
     if scorer is None:
         raise NotConfigured("no reranker: no endpoint set (setting 'rerank_endpoint')")
+    # A judge kept out by its verdict (too slow for recall, misranks the probe) is not
+    # asked and costs neither time nor the breaker: the verdict says why, the search goes
+    # on fused.
+    kept_out = probe_cache.known_failure(settings)
+    if kept_out is not None:
+        raise kept_out
     if scorer.sends_text:
         refusal = await privacy.check(settings)
         if refusal:
@@ -92,11 +99,14 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
             BREAKER.record_success(key)
     except asyncio.CancelledError:
         raise
-    except BaseException:
+    except BaseException as exc:
+        if isinstance(exc, TooSlow) and scorer.probes_once:  # learned from this call: kept like a verdict
+            probe_cache.keep_failure(settings, "too_slow", str(exc))
         if scorer.may_go_down:
             # The endpoint may have changed (a restart with another model, a new version):
             # probe again once it recovers, and count the failure toward the breaker.
-            probe_cache.forget(settings)
+            if not scorer.probes_once:
+                probe_cache.forget(settings)
             if BREAKER.record_failure(key, settings.breaker_failures, settings.breaker_cooldown):
                 log.warning("a0_reranker: %s failing; circuit breaker open for %g s", shown_endpoint(settings.endpoint) or key, settings.breaker_cooldown)
         raise

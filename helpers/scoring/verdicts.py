@@ -96,12 +96,13 @@ class Verdict:
     irrelevant: float
     batch_limit: int | None = None
     quality: str = "pass"
+    latency_s: float | None = None  # how long the probe's answer took, when the scorer measures it (the utility judge)
 
 
 @dataclass
 class ProbeReport:
     ok: bool
-    verdict: str  # ok | weak | fusion | misranks | unreachable | timeout | auth | model | unsupported | error | not_configured | refused | bad_setting
+    verdict: str  # ok | weak | fusion | misranks | too_slow | unreachable | timeout | auth | model | unsupported | error | not_configured | refused | bad_setting
     reason: str
     endpoint: str = ""
     model: str = ""

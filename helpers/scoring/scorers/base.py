@@ -9,6 +9,9 @@ verdict with a scale (scoring/verdicts.py). Everything around a call is the call
                    drops the cached verdict so the next call probes again
     caches_scores  a score is worth remembering: the score cache applies (rerank_cache)
     needs_warm_up  its first call would wait for a load: Agent Zero's start warms it
+    probes_once    its probe is costly (LLM calls): its verdict, passed or failed (too slow,
+                   misranks), is kept for the settings and tried again only in the
+                   background; a failed call does not drop it
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ class Scorer(Protocol):
     may_go_down: bool
     caches_scores: bool
     needs_warm_up: bool
+    probes_once: bool
 
     def verdict_key(self, settings: "Settings") -> tuple:
         """What its verdict depends on beyond the endpoint, model, API and instruction."""

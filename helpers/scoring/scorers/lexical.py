@@ -25,6 +25,7 @@ class LexicalScorer:
     may_go_down = False
     caches_scores = False  # scoring is cheaper than looking the scores up
     needs_warm_up = False
+    probes_once = False
 
     def verdict_key(self, settings: Settings) -> tuple:
         return ()

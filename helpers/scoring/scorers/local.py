@@ -240,6 +240,7 @@ class LocalScorer:
     may_go_down = False  # a missing package or model is reported, not retried by a breaker
     caches_scores = False
     needs_warm_up = True  # the model loads once, in a thread, before the first recall
+    probes_once = False
 
     def verdict_key(self, settings: Settings) -> tuple:
         return _key(settings)

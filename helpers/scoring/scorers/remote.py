@@ -24,6 +24,7 @@ class RemoteScorer:
     may_go_down = True  # a server can fail for a while: the circuit breaker applies
     caches_scores = True  # a round trip is worth saving: the score cache applies
     needs_warm_up = False
+    probes_once = False
 
     def verdict_key(self, settings: Settings) -> tuple:
         return ()  # the endpoint, model, API, instruction and key are in every verdict's key

@@ -21,17 +21,33 @@ import threading
 import time
 from typing import Any, Sequence
 
-from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, TransportError
+from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, TooSlow, TransportError
 from ...settings import Settings
 from .. import calling_agent, judge
 from ..client import Deadline
 from ..verdicts import IRRELEVANT, NEAR_MISS, PROBE_QUERY, ProbeReport, RELEVANT, Verdict
 
 NAME = "Agent Zero's utility model"
-# The probe shows the relevant memory last: a judge that answers [0], or lists everything
-# in the order shown, does not pass.
-PROBE_ORDER = (NEAR_MISS, IRRELEVANT, RELEVANT)
-_LATENCIES = 50  # recent answer times kept per model, for the status views
+# The probe: three trials, each the three probe memories in another order, asked at once
+# (a hosted model answers them side by side, a local server one after the other) at the
+# temperature the host calls its utility model with. Every trial must put the relevant
+# memory first, so a model that answers at random does not pass on one lucky draw, nor
+# one that always names the first, or the last, memory shown, or lists them in order.
+PROBE_ORDERS = (
+    (NEAR_MISS, IRRELEVANT, RELEVANT),
+    (RELEVANT, IRRELEVANT, NEAR_MISS),
+    (IRRELEVANT, RELEVANT, NEAR_MISS),
+)
+# A call cut short having had nearly all of rerank_timeout (all but a fifth of it, or a
+# quarter second for the plugin's own steps before the call) had the time a recall gives
+# it: a judge that needs longer is too slow for recall, not unlucky. One cut short sooner
+# (the recall's own time running out) says nothing about its speed.
+SLACK_SHARE, SLACK_MIN_S = 0.2, 0.25
+
+
+def had_its_time(allowed: float, settings: Settings) -> bool:
+    return allowed >= settings.timeout - max(SLACK_MIN_S, SLACK_SHARE * settings.timeout)
+_LATENCIES = 50  # recent answer times kept per model, for the status views and the skip
 
 
 class UtilityScorer:
@@ -40,6 +56,9 @@ class UtilityScorer:
     may_go_down = True  # a provider can fail or rate-limit for a while: the breaker applies
     caches_scores = True  # an LLM call is worth saving: the score cache applies
     needs_warm_up = False
+    # Its probe costs three LLM calls: the verdict, passed or failed (too slow, misranks),
+    # is kept for the settings, never asked again per search (scoring/probe_cache.py).
+    probes_once = True
 
     def __init__(self) -> None:
         self._latencies: dict[str, collections.deque] = {}
@@ -47,58 +66,97 @@ class UtilityScorer:
 
     def verdict_key(self, settings: Settings) -> tuple:
         # Another utility model (a per-chat override, a changed setting) is probed again and
-        # gets scores of its own; the judge's budgets change what it reads.
-        return ("utility", calling_agent.model_name(calling_agent.current()), settings.judge_max_chars, settings.judge_doc_chars)
+        # gets scores of its own; the judge's budgets and time change what it reads and how
+        # long it may take.
+        return ("utility", calling_agent.model_name(calling_agent.current()), settings.judge_max_chars, settings.judge_doc_chars,
+                settings.max_query_chars, settings.timeout)
 
     async def probe(self, settings: Settings, deadline: Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
         agent = calling_agent.current()
         report.model = calling_agent.model_name(agent)
-        try:
-            listed = await self._judge(settings, agent, PROBE_QUERY, PROBE_ORDER, deadline)
-        except RerankError as exc:
-            report.verdict, report.reason = _probe_failure(exc)
+        started = time.monotonic()
+        trials = await asyncio.gather(*(self._trial(settings, agent, order, deadline) for order in PROBE_ORDERS), return_exceptions=True)
+        seconds = time.monotonic() - started
+        failed = next((t for t in trials if isinstance(t, TooSlow)), None) or next((t for t in trials if isinstance(t, BaseException)), None)
+        if isinstance(failed, TooSlow):
+            report.verdict, report.reason = "too_slow", str(failed)
             return
-        relevant, near, irrelevant = (PROBE_ORDER.index(d) for d in (RELEVANT, NEAR_MISS, IRRELEVANT))
+        if isinstance(failed, RerankError):
+            report.verdict, report.reason = _probe_failure(failed, report.model)
+            return
+        if failed is not None:  # not a RerankError: never expected, never hidden
+            raise failed
+        wrong = next((answered for placed_first, answered, _ in trials if not placed_first), None)
+        if wrong is not None:
+            report.verdict = "misranks"
+            report.reason = (f"{NAME} ({report.model}) did not put the relevant probe memory first in each of "
+                             f"{len(PROBE_ORDERS)} trials: {wrong}")
+            return
+        weak = any(off_topic for _, _, off_topic in trials)
+        report.ok = True
+        report.verdict = "weak" if weak else "ok"
+        what = "ranks the probe correctly" if not weak else "puts the answer first but also lists the off-topic memory"
+        report.reason = (f"{NAME} ({report.model}) {what} in {len(PROBE_ORDERS)} trials, answering within {seconds:.1f} s "
+                         f"(rerank_timeout {settings.timeout:g} s)")
+        report.result = Verdict(None, "probability", judge.LISTED_FIRST, judge.UNLISTED, None, "weak" if weak else "pass",
+                                latency_s=round(seconds, 3))
+
+    async def _trial(self, settings: Settings, agent: Any, order: Sequence[str], deadline: Deadline) -> tuple[bool, str, bool]:
+        """One probe trial: (the relevant memory first, what it listed in words, the
+        off-topic memory listed too)."""
+        listed = await self._judge(settings, agent, PROBE_QUERY, order, deadline)
+        relevant, near, irrelevant = (order.index(d) for d in (RELEVANT, NEAR_MISS, IRRELEVANT))
         named = {relevant: "relevant", near: "near miss", irrelevant: "irrelevant"}
         answered = f"it listed {[named[n] for n in listed] or 'nothing'}"
-        if not listed or listed[0] != relevant:
-            report.verdict = "misranks"
-            report.reason = f"{NAME} ({report.model}) did not put the relevant probe memory first: {answered}"
-            return
-        scores = judge.scores(listed, len(PROBE_ORDER))
-        report.ok = True
-        report.verdict = "weak" if irrelevant in listed else "ok"
-        what = "ranks the probe correctly" if report.verdict == "ok" else "puts the answer first but also lists the off-topic memory"
-        report.reason = f"{NAME} ({report.model}) {what} ({answered})"
-        report.result = Verdict(None, "probability", scores[relevant], scores[irrelevant], None, "pass" if report.verdict == "ok" else "weak")
+        return bool(listed) and listed[0] == relevant, answered, irrelevant in listed
 
     async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline) -> list[float]:
-        listed = await self._judge(settings, calling_agent.current(), query, documents, deadline)
+        """One score per document; callable on its own (a labelled set, a calibration)
+        within ``deadline``, with the agent to ask set by calling_agent.asking."""
+        agent = calling_agent.current()
+        typical = self.typical_seconds(calling_agent.model_name(agent))
+        if typical is not None and typical > deadline.remaining():
+            # Never wait for nothing: it answers in about `typical`, and there is less left.
+            raise DeadlineExceeded(f"{NAME} usually answers in {typical:.1f} s; {max(0.0, deadline.remaining()):.1f} s were left")
+        listed = await self._judge(settings, agent, query, documents, deadline)
         return judge.scores(listed, len(documents))
 
     def warm(self, settings: Settings) -> None:
         pass
 
     async def _judge(self, settings: Settings, agent: Any, query: str, documents: Sequence[str], deadline: Deadline) -> list[int]:
-        """One utility-model call within ``deadline``: the listed numbers, best first."""
+        """One utility-model call within ``deadline``: the listed numbers, best first.
+        Raises ``TooSlow`` when it had the whole rerank_timeout and gave no answer."""
         if agent is None or not callable(getattr(agent, "call_utility_model", None)):
             raise NotConfigured(f"no agent to ask: {NAME} is asked for an Agent Zero chat (recall, the status tool, Test connection)")
-        prompt = judge.build(query, documents, settings.judge_max_chars, settings.judge_doc_chars)
-        remaining = deadline.remaining()
-        if remaining <= 0:
+        prompt = judge.build(query, documents, settings.judge_max_chars, settings.judge_doc_chars, settings.max_query_chars)
+        allowed = min(settings.timeout, deadline.remaining())
+        if allowed <= 0:
             raise DeadlineExceeded(f"no time left to ask {NAME} (rerank_timeout {settings.timeout:g} s)")
         started = time.monotonic()
+        model = calling_agent.model_name(agent)
         try:
-            async with asyncio.timeout(remaining):
+            async with asyncio.timeout(allowed):
                 answer = await agent.call_utility_model(system=prompt.system, message=prompt.message)
         except asyncio.CancelledError:
             raise
         except TimeoutError:
-            raise DeadlineExceeded(f"{NAME} did not answer within rerank_timeout ({settings.timeout:g} s)") from None
+            waited = time.monotonic() - started
+            if had_its_time(allowed, settings):
+                raise TooSlow(too_slow_words(model, allowed, settings), waited) from None
+            raise DeadlineExceeded(f"{NAME} did not answer in the {allowed:.1f} s the recall had left") from None
         except Exception as exc:  # a provider error, a rate limit, a missing key: the type only, never its text (it may name a URL or key)
             raise TransportError(f"{NAME} call failed ({type(exc).__name__})") from None
-        self._remember(calling_agent.model_name(agent), (time.monotonic() - started) * 1000)
+        self._remember(model, (time.monotonic() - started) * 1000)
         return judge.read_answer(answer, prompt.shown)
+
+    def typical_seconds(self, model: str) -> float | None:
+        """The median of this model's recent answer times, in seconds; None before any. Only
+        answers count: a call cut short says how long it was waited for, not how long it
+        takes (a judge that needs the whole rerank_timeout is kept out by its verdict)."""
+        with self._lock:
+            times = sorted(self._latencies.get(model) or ())
+        return times[len(times) // 2] / 1000 if times else None
 
     def _remember(self, model: str, latency_ms: float) -> None:
         with self._lock:
@@ -118,15 +176,23 @@ class UtilityScorer:
 
 # A failed probe call, by the first kind that matches: (kind, verdict, reason).
 _PROBE_FAILURES = (
-    (DeadlineExceeded, "timeout", str),
-    (NotConfigured, "not_configured", str),
-    (MalformedResponse, "misranks", lambda exc: f"{NAME} did not answer with memory numbers: {exc}"),
-    (RerankError, "error", str),
+    (DeadlineExceeded, "timeout", lambda exc, model: str(exc)),
+    (NotConfigured, "not_configured", lambda exc, model: str(exc)),
+    (MalformedResponse, "misranks", lambda exc, model: f"{NAME} ({model}) did not answer with memory numbers: {exc}"),
+    (RerankError, "error", lambda exc, model: str(exc)),
 )
 
 
-def _probe_failure(exc: RerankError) -> tuple[str, str]:
-    return next((verdict, reason(exc)) for kind, verdict, reason in _PROBE_FAILURES if isinstance(exc, kind))
+def too_slow_words(model: str, waited: float, settings: Settings) -> str:
+    """Why the judge is not used, in plain words with the measured seconds and what to
+    change: the chat line, the status tool and Test connection all say this."""
+    return (f"{NAME} ({model}) is too slow for recall: no answer within {waited:.1f} s (rerank_timeout {settings.timeout:g} s); "
+            "recall uses the fused order and tries it again now and then in the background. "
+            "Choose a faster utility model, raise rerank_timeout, or lower rerank_judge_max_chars (fewer candidates)")
+
+
+def _probe_failure(exc: RerankError, model: str) -> tuple[str, str]:
+    return next((verdict, reason(exc, model)) for kind, verdict, reason in _PROBE_FAILURES if isinstance(exc, kind))
 
 
 UTILITY = UtilityScorer()
