@@ -35,7 +35,7 @@ class _Recorded:
 
 
 async def _recall_ms(host, agent) -> float:
-    from tests.test_recall_integration import HISTORY, QUESTION
+    from tests.host.recall import HISTORY, QUESTION
 
     started = time.perf_counter()
     result = await host.recall(agent, QUESTION, HISTORY)
@@ -60,7 +60,7 @@ def _measure(host) -> list[Row]:
     from agent import Agent
 
     from bench.relevance_judges import perfect
-    from tests.test_recall_integration import enabled_store, memory_texts, set_plugin
+    from tests.host.recall import enabled_store, memory_texts, set_plugin
 
     agent, _memory = enabled_store(host)
     texts = memory_texts()

@@ -13,8 +13,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must no
 pytest.importorskip("litellm")
 
 from tests.servers.openai_chat import ChatServer  # noqa: E402
-from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin  # noqa: E402
-from tests.test_utility_judge import calibration_answer, is_probe, probe_answer, shown_memories  # noqa: E402
+from tests.host.recall import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin  # noqa: E402
+from tests.host.judges import calibration_answer, is_probe, probe_answer, shown_memories  # noqa: E402
 
 KEY = "sk-judge-0123456789abcdefXYZ"
 
