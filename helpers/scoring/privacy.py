@@ -25,7 +25,7 @@ from . import calling_agent
 # of "v1.2v1.2..." took 49 s through the lazy name prefix these patterns once had). The
 # rules: no pattern may start a scan at each position of a long run and reach its end
 # (so a run is entered once, at its start, or the scan is bounded), and no nested
-# quantifier may backtrack. tests/test_hardening_redaction.py checks the masks against the
+# quantifier may backtrack. tests/test_redaction.py checks the masks against the
 # old patterns on ordinary text and runs adversarial text through them.
 
 # Names that end in one of these words hold a secret when a value is assigned to them:
