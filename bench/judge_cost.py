@@ -43,13 +43,13 @@ class _Recorded:
         return self.judge(system, message)
 
     def recall_prompts(self) -> list[tuple[str, str]]:
-        from tests.test_utility_judge import is_probe
+        from tests.host.judges import is_probe
 
         return [(s, m) for s, m in self.sent if not is_probe(m)]
 
 
 async def _recall_ms(host, agent) -> float:
-    from tests.test_recall_integration import HISTORY, QUESTION
+    from tests.host.recall import HISTORY, QUESTION
 
     started = time.perf_counter()
     result = await host.recall(agent, QUESTION, HISTORY)
@@ -74,7 +74,7 @@ def _measure(host, tmp: str) -> list[Row]:
     from agent import Agent
 
     from bench.relevance_judges import perfect
-    from tests.test_recall_integration import enabled_store, memory_texts, set_plugin
+    from tests.host.recall import enabled_store, memory_texts, set_plugin
 
     agent, _memory = enabled_store(host)
     texts = memory_texts()
@@ -115,8 +115,8 @@ def _too_slow_rows(host, agent, fusion_ms: float, forget) -> list[Row]:
     fusion's time."""
     from agent import Agent
 
-    from tests.test_recall_integration import set_plugin
-    from tests.test_utility_judge import SlowJudge
+    from tests.host.recall import set_plugin
+    from tests.host.judges import SlowJudge
 
     forget()
     agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, SlowJudge(TOO_SLOW_S))
@@ -146,8 +146,8 @@ def _real_model_rows(host, agent, prompt, tmp: str, forget) -> list[Row]:
     from agent import Agent
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
-    from tests.test_recall_integration import set_plugin
-    from tests.test_utility_judge_litellm import litellm_utility_model
+    from tests.host.recall import set_plugin
+    from tests.host.litellm_calls import litellm_utility_model
 
     # LiteLLM's logging queue is replayed when each asyncio.run ends its loop: not measured here.
     GLOBAL_LOGGING_WORKER.ensure_initialized_and_enqueue = lambda async_coroutine: async_coroutine.close()

@@ -3,6 +3,12 @@
 Tests (an autouse fixture in tests/conftest.py), the bench and uninstall call
 ``reset_state()`` instead of clearing each cache by hand, so a cache added later is
 cleared everywhere by adding it here once.
+
+The other testing switches read state where it lives, and nothing in the plugin calls them:
+``recall.shadow.running()`` (how many shadow measurements run now: the bound),
+``recall.shadow.drained()`` (wait for this loop's measurements: tests and the bench read
+what shadow mode recorded) and ``settings_cache.size()`` (entries held: the cache's bound,
+and that ``reset_state`` empties it).
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ def forget() -> None:
 
 
 def size() -> int:
+    """Entries held (a testing switch: helpers/process_state.py)."""
     return len(_entries)
 
 

@@ -12,7 +12,7 @@ from helpers.scoring import calibration
 from tests.host.embeddings import HashEmbeddings
 from tests.servers import start
 from tests.servers.scoring import calibration_question_in, relevance, word_overlap
-from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_plugin
+from tests.host.recall import HISTORY, QUESTION, enabled_store, set_plugin
 
 
 def test_a_tie_counts_against_the_answer():

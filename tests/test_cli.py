@@ -7,23 +7,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.host.cli import ROOT, assert_usage_error, cli
 from tests.servers import start
 
-ROOT = Path(__file__).resolve().parent.parent
 RUNTIME_IMPORTS = ("httpx", "jinja2", "yaml", "tenacity")
 NEEDS_HTTPX = "error: this needs the Python package httpx, which is not installed: pip install httpx jinja2 pyyaml tenacity"
-
-
-def cli(*args, isolated=False, stdin="", env=None, preexec_fn=None):
-    # -S: no site-packages, as on a fresh machine (the guard test below checks that the
-    # runtime packages are really out of reach); -E: no PYTHONPATH bringing them back
-    flags = ["-E", "-S"] if isolated else []
-    return subprocess.run([sys.executable, *flags, "-m", "helpers.cli", *args], cwd=ROOT, capture_output=True,
-                          text=True, input=stdin, timeout=60, env=env, preexec_fn=preexec_fn)
 
 
 def test_readme_main_job_runs_with_only_the_standard_library():
@@ -66,16 +57,6 @@ def test_the_isolated_interpreter_really_lacks_the_runtime_packages():
         out = subprocess.run([sys.executable, "-E", "-S", "-c", f"import {name}"], capture_output=True, text=True, timeout=60)
         assert out.returncode == 1 and f"No module named '{name}'" in out.stderr
         assert subprocess.run([sys.executable, "-c", f"import {name}"], timeout=60).returncode == 0
-
-
-def assert_usage_error(out, command: str, message: str):
-    assert "Traceback" not in out.stderr, out.stderr
-    assert out.returncode == 2, (out.returncode, out.stderr)
-    assert out.stdout == ""
-    lines = out.stderr.splitlines()
-    assert len(lines) == 1, out.stderr
-    assert lines[0].startswith(f"python -m helpers.cli{' ' + command if command else ''}: error: "), lines[0]
-    assert message in lines[0], lines[0]
 
 
 TOP = "expected a whole number of at least 1"

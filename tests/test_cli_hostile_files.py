@@ -7,7 +7,7 @@ import resource
 
 import pytest
 
-from tests.test_cli import assert_usage_error, cli
+from tests.host.cli import ROOT, assert_usage_error, cli
 
 GOOD = {"caller": "recall", "host_order": ["a", "b"], "reranked_order": ["b", "a"], "latency_ms": 12.0}
 MALFORMED = [
@@ -62,8 +62,6 @@ def test_rerank_on_stdin_that_never_ends_is_one_line_naming_the_cap():
     with open("/dev/zero", "rb") as zero:
         import subprocess
         import sys
-
-        from tests.test_cli import ROOT
 
         out = subprocess.run([sys.executable, "-E", "-S", "-m", "helpers.cli", "rerank", "q"], cwd=ROOT, stdin=zero,
                              capture_output=True, text=True, timeout=60, preexec_fn=_little_memory)

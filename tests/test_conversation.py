@@ -107,7 +107,7 @@ def test_recent_words_are_the_newest_within_the_budget(host):
 def test_the_reranker_reads_the_message_alone_on_a_first_turn(host):
     """The real chat bug: on a first turn the reranker's query was the message followed by
     the canned greeting, as JSON."""
-    from tests.test_recall_integration import set_memory_config, set_plugin, store
+    from tests.host.recall import set_memory_config, set_plugin, store
 
     async def main():
         set_memory_config(host, memory_recall_similarity_threshold=0.0)

@@ -8,7 +8,7 @@ solutions_max_search documents of it."""
 import asyncio
 import re
 
-from tests.test_recall_integration import QUESTION, SOLUTIONS, _spy_searches, set_memory_config, store
+from tests.host.recall import QUESTION, SOLUTIONS, spy_searches, set_memory_config, store
 
 LLM_QUERY = "grafana dashboard port on the atlas server"
 HISTORY = [("user", "we talked about the garden and recipes for a while"),
@@ -38,7 +38,7 @@ def test_the_utility_models_query_is_the_host_query_and_the_message_is_searched_
         host.import_plugin("helpers.recall.wrapper").ensure_wrapped()
         host.toggle(True)
         host.set_config({})
-        seen = _spy_searches(host, memory)
+        seen = spy_searches(host, memory)
         result = await host.recall(agent, QUESTION, HISTORY)
         assert result["error"] is None and result["memories"]
         assert len(model.calls) == 1  # the query prep; no post-filter

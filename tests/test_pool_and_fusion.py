@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.test_recall_integration import FILLER, memory_texts
+from tests.host.recall import FILLER, memory_texts
 
 AREAS = ["main", "fragments", "solutions"]
 FILTERS = ["", "area == 'main' or area == 'fragments'", "area == 'solutions'", "area == 'fragments'"]

@@ -122,21 +122,21 @@ def test_redact_leaves_ordinary_prose_alone(text):
     (PUBLIC, False),
 ])
 def test_private_only_allows_loopback_and_private_networks(network, endpoint, allowed):
-    from helpers.scoring.privacy import refusal
+    from helpers.scoring.privacy import check
     from helpers.settings import Settings
 
     settings = Settings.from_mapping({"rerank_private_only": True, "rerank_endpoint": endpoint})
-    assert (refusal(settings) == "") is allowed
-    assert refusal(settings.replace(private_only=False)) == ""
+    assert (asyncio.run(check(settings)) == "") is allowed
+    assert asyncio.run(check(settings.replace(private_only=False))) == ""
     assert network["connects"] == [] and network["sends"] == []
 
 
 def test_a_name_resolving_to_a_private_address_is_allowed(network, monkeypatch):
-    from helpers.scoring.privacy import refusal
+    from helpers.scoring.privacy import check
     from helpers.settings import Settings
 
     monkeypatch.setattr(socket, "getaddrinfo", lambda host, port, *a, **k: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.168.1.5", 0))])
-    assert refusal(Settings.from_mapping({"rerank_private_only": True, "rerank_endpoint": "http://reranker.lan:8080"})) == ""
+    assert asyncio.run(check(Settings.from_mapping({"rerank_private_only": True, "rerank_endpoint": "http://reranker.lan:8080"}))) == ""
 
 
 def test_a_public_endpoint_is_refused_before_any_connection(network):

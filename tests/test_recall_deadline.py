@@ -4,7 +4,7 @@ host's recall run out of its own time; the two searches of a recall share one bu
 import asyncio
 
 from tests.servers import start
-from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, ids, no_server_recall, set_plugin
+from tests.host.recall import HISTORY, QUESTION, enabled_store, ids, no_server_recall, set_plugin
 
 RECALL_MODULE = "plugins._memory.extensions.python.message_loop_prompts_after._50_recall_memories"
 
@@ -113,7 +113,7 @@ def test_the_deadline_counts_from_when_the_hosts_recall_started_not_from_the_fir
     # first search, the budget ran to 6.4 s, past the host's 6: the host cancelled the recall
     # (TimeoutError, the turn lost its memories). Counted from the host's own start, the
     # plugin stops asking the hung reranker in time and the fused order comes back.
-    from tests.test_recall_integration import set_memory_config
+    from tests.host.recall import set_memory_config
 
     budget = shrink_time(host, monkeypatch, budget_s=3.0, host_timeout_s=6.0)
     monkeypatch.setattr(budget, "HOST_MARGIN_S", 0.8)
@@ -140,7 +140,7 @@ def test_the_deadline_counts_from_when_the_hosts_recall_started_not_from_the_fir
 def test_the_hosts_post_filter_keeps_its_reserve_of_the_hosts_time(host, monkeypatch):
     # The same, with the host's post-filter on: the plugin also leaves the host the time its
     # utility model needs to filter (POST_FILTER_RESERVE_S), so the filter's answer is used.
-    from tests.test_recall_integration import set_memory_config
+    from tests.host.recall import set_memory_config
 
     budget = shrink_time(host, monkeypatch, budget_s=3.0, host_timeout_s=6.0)
     monkeypatch.setattr(budget, "HOST_MARGIN_S", 0.5)

@@ -3,71 +3,14 @@ memory_load are reranked; delete-by-query, consolidation and the dashboard are u
 every failure gives exactly the unwrapped result; one wrapper layer, whatever happens."""
 
 import asyncio
-import socket
 
 import pytest
-import yaml
 
+from tests.host.recall import (
+    HISTORY, QUESTION, enabled_store, free_port, ids, no_server_recall, set_memory_config, set_plugin,
+    spy_searches, store, unwrapped_recall, wrapped_module,
+)
 from tests.servers import relevance, start
-
-FILLER = [
-    "backup", "restic", "nginx", "postgres", "fedora", "thinkpad", "proxmox", "grafana", "prometheus", "docker",
-    "python", "rust", "garden", "recipe", "vegetarian", "lisbon", "timezone", "router", "wireguard", "pihole",
-]
-
-
-def memory_texts(n: int = 60) -> list[str]:
-    texts = []
-    for i in range(n):
-        a, b, c = FILLER[i % 20], FILLER[(i * 7 + 3) % 20], FILLER[(i * 11 + 5) % 20]
-        texts.append(f"memory {i}: the user keeps notes on {a} and {b}, mostly about {c} on the home server")
-    return texts
-
-
-def set_memory_config(host, **overrides):
-    """The _memory plugin's config.json, as its settings modal saves it (every key)."""
-    defaults = yaml.safe_load((host.root / "plugins" / "_memory" / "default_config.yaml").read_text())
-    host.set_config({**defaults, **overrides}, plugin="_memory")
-
-
-def set_plugin(host, **config):
-    host.set_config({"rerank_cache": False, **config})
-    host.import_plugin("helpers.settings_cache").forget()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-async def store(host, texts=None, area="main"):
-    agent = host.agent()
-    memory = await host.memory(agent)
-    await host.insert(memory, texts or memory_texts(), area=area)
-    return agent, memory
-
-
-def ids(docs):
-    return [id(d) for d in docs]
-
-
-def wrapped_module(host):
-    recall = host.import_plugin("helpers.recall.wrapper")
-    assert recall.ensure_wrapped()
-    return recall
-
-
-async def unwrapped_recall(host, agent, message, history):
-    host.toggle(False)
-    result = await host.recall(agent, message, history)
-    host.toggle(True)
-    return result
-
-
-QUESTION = "which port does grafana use on atlas"
-HISTORY = "user: we talked about the garden and recipes for a while\nai: yes, and the lisbon timezone"
-
 
 def test_a_memory_ranked_25th_of_60_reaches_the_top_5(host):
     async def main():
@@ -114,20 +57,6 @@ def test_a_memory_ranked_25th_of_60_reaches_the_top_5(host):
         assert stats["totals"] == {"reranked": 1, "empty": 1}
 
     asyncio.run(main())
-
-
-SOLUTIONS = [f"solution {i}: fixed {FILLER[i]} on atlas by restarting the {FILLER[i + 5]} container" for i in range(10)]
-
-
-def enabled_store(host, texts=None):
-    """60 memories and 10 solutions, every one read by recall (threshold 0), the plugin
-    wrapped and enabled: (agent, memory)."""
-    set_memory_config(host, memory_recall_similarity_threshold=0.0)
-    agent, memory = host.run(store(host, texts))
-    host.run(host.insert(memory, SOLUTIONS, area="solutions"))
-    wrapped_module(host)
-    host.toggle(True)
-    return agent, memory
 
 
 @pytest.fixture
@@ -208,12 +137,6 @@ async def recall_gives(host, agent, memory, expected):
     assert ids(got["memories"]) == ids(expected["memories"])
     assert ids(got["solutions"]) == ids(expected["solutions"])
     assert stored() == before
-
-
-async def no_server_recall(host, agent, message, history):
-    """What the plugin returns with no reranker at all (the built-in fusion)."""
-    set_plugin(host, rerank_endpoint="")
-    return await host.recall(agent, message, history)
 
 
 @pytest.mark.parametrize("case, fault", _fault_cases(), ids=[c for c, _ in _fault_cases()])
@@ -412,28 +335,12 @@ def test_cancellation_propagates_out_of_the_wrapper(live):
     asyncio.run(main())
 
 
-def _spy_searches(host, memory):
-    """Record every query text embedded for a search of the store (the host's or the
-    plugin's), in order, with the plugin's short-lived vector memo emptied first."""
-    host.import_plugin("helpers.recall.query_vectors").MEMO.clear()
-    seen = []
-    embedder = memory.db.embedding_function
-    original = embedder.aembed_query
-
-    async def aembed_query(text):
-        seen.append(text)
-        return await original(text)
-
-    embedder.aembed_query = aembed_query
-    return seen
-
-
 def test_recall_also_searches_with_the_message_and_a_short_tail(live):
     host, agent, memory, srv = live
     history = "\n".join(f"user: turn {i} about the garden and the backup schedule" for i in range(300))  # ~16k chars
 
     async def main():
-        seen = _spy_searches(host, memory)
+        seen = spy_searches(host, memory)
         srv.clear()
         result = await host.recall(agent, QUESTION, history)
         assert result["error"] is None
@@ -456,7 +363,7 @@ def test_memory_load_searches_only_its_own_query(live):
     host, agent, memory, srv = live
 
     async def main():
-        seen = _spy_searches(host, memory)
+        seen = spy_searches(host, memory)
         await host.memory_load(agent, "grafana port", limit=3, threshold=0.0)
         assert seen == ["grafana port"]
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.servers import start
-from tests.test_recall_integration import FILLER, HISTORY, QUESTION, enabled_store, free_port, set_plugin, unwrapped_recall
+from tests.host.recall import FILLER, HISTORY, QUESTION, enabled_store, free_port, set_plugin, unwrapped_recall
 
 KEY = "sk-test-0123456789abcdefXYZ"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.servers import start
-from tests.test_recall_integration import QUESTION, enabled_store
+from tests.host.recall import QUESTION, enabled_store
 
 
 def rerank_calls(srv) -> int:

@@ -13,21 +13,15 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must no
 pytest.importorskip("litellm")
 
 from tests.servers.openai_chat import ChatServer  # noqa: E402
-from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin  # noqa: E402
-from tests.test_utility_judge import calibration_answer, is_probe, probe_answer, shown_memories  # noqa: E402
+from tests.host.recall import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin  # noqa: E402
+from tests.host.judges import calibration_answer, is_probe, probe_answer, shown_memories  # noqa: E402
+from tests.host.litellm_calls import KEY, litellm_logging_dropped, litellm_utility_model  # noqa: E402,F401
 
-KEY = "sk-judge-0123456789abcdefXYZ"
 
 
 @pytest.fixture(autouse=True)
-def litellm_logging_dropped(monkeypatch):
-    """LiteLLM queues a logging coroutine per call on a background task of the running loop.
-    Agent Zero runs one loop for its whole life; a test's asyncio.run ends its loop after
-    each step, and cancelling that task then replays the queue (up to 20 s a log). The log
-    is not what is tested: drop it."""
-    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
-
-    monkeypatch.setattr(GLOBAL_LOGGING_WORKER, "ensure_initialized_and_enqueue", lambda async_coroutine: async_coroutine.close())
+def _litellm_logging(litellm_logging_dropped):
+    """Every test here calls LiteLLM: its logging worker is dropped (tests/host/litellm_calls.py)."""
 
 
 def chat_model_answer(system: str, message: str) -> str:
@@ -38,20 +32,6 @@ def chat_model_answer(system: str, message: str) -> str:
         return f"The answer is:\n```json\n{known}\n```"
     memories = shown_memories(message)
     return f"Here are the useful memories, best first:\n```json\n[{memories[-1][0]}, {memories[0][0]}]\n```"
-
-
-def litellm_utility_model(api_base: str, *, stream: bool, model: str = "judge-model"):
-    """What Agent.call_utility_model does with the host's model: unified_call on the
-    LiteLLM wrapper, returning the response text."""
-    import models
-
-    wrapper = models.get_chat_model("openai", model, api_base=api_base, api_key=KEY)
-
-    async def call(system: str, message: str) -> str:
-        response, _reasoning = await wrapper.unified_call(system_message=system, user_message=message, stream=stream)
-        return response
-
-    return call
 
 
 def model_settings(host, api_base: str) -> None:

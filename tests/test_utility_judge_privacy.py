@@ -6,8 +6,8 @@ status tool, and the recall keeps the fused order."""
 
 import pytest
 
-from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_plugin
-from tests.test_utility_judge import Judge, fused_order, use_utility_model
+from tests.host.judges import Judge, use_utility_model
+from tests.host.recall import HISTORY, QUESTION, enabled_store, fused_order, set_plugin
 
 REFUSED = "refused by the privacy guard: Agent Zero's utility model"
 HOSTED = {"provider": "openai", "name": "gpt-4.1-mini"}  # no api_base: OpenAI's own service

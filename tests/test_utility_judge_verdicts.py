@@ -15,9 +15,9 @@ import re
 
 import pytest
 
-from tests.test_recall_integration import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin
-from tests.test_utility_judge import (Judge, calibration_answer, SlowJudge, contents, fused_order, is_ours, is_probe, judged, probe_answer, recall,
-                                      shown_memories, use_utility_model)
+from tests.host.judges import (Judge, SlowJudge, calibration_answer, contents, is_ours, is_probe, judged, probe_answer, recall,
+                               shown_memories, use_utility_model)
+from tests.host.recall import HISTORY, QUESTION, enabled_store, fused_order, set_memory_config, set_plugin
 
 
 @pytest.fixture

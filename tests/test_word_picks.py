@@ -48,7 +48,7 @@ QUESTION = "did the garden invoice QX-7741 get paid?"
 
 
 def _recall(host, history):
-    from tests.test_recall_integration import set_memory_config, set_plugin, wrapped_module
+    from tests.host.recall import set_memory_config, set_plugin, wrapped_module
 
     set_memory_config(host, memory_recall_similarity_threshold=0.0)
     agent = host.agent()

@@ -66,6 +66,7 @@ def _finished(task: asyncio.Task) -> None:
 
 
 def running() -> int:
+    """How many measurements run now in this process (a testing switch: helpers/process_state.py)."""
     with _lock:
         return len(_running)
 
@@ -93,7 +94,8 @@ def resume() -> None:
 
 
 async def drained(timeout: float = 10.0) -> None:
-    """Wait until the jobs on this loop have finished (tests, the bench)."""
+    """Wait until the jobs on this loop have finished (a testing switch, for tests and the
+    bench: helpers/process_state.py)."""
     loop = asyncio.get_running_loop()
     with _lock:
         mine = [t for t in _running if t.get_loop() is loop]

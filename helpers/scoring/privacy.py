@@ -25,7 +25,7 @@ from . import calling_agent
 # of "v1.2v1.2..." took 49 s through the lazy name prefix these patterns once had). The
 # rules: no pattern may start a scan at each position of a long run and reach its end
 # (so a run is entered once, at its start, or the scan is bounded), and no nested
-# quantifier may backtrack. tests/test_hardening_redaction.py checks the masks against the
+# quantifier may backtrack. tests/test_redaction.py checks the masks against the
 # old patterns on ordinary text and runs adversarial text through them.
 
 # Names that end in one of these words hold a secret when a value is assigned to them:
@@ -213,19 +213,6 @@ def _lookup(host: str) -> tuple[bool, str | None]:
     return private, (addresses[0] if private else None)
 
 
-def is_private_host(host: str) -> bool:
-    """Loopback or private-network address (resolving names; unresolvable names are not private).
-    Name lookups block, so async code calls ``check`` instead, which runs them off the loop."""
-    if not host:
-        return False
-    if _is_localhost(host):
-        return True
-    literal = _literal(host)
-    if literal is not None:
-        return _private_address(literal)
-    return _lookup(host)[0]
-
-
 def _hostname(url: str) -> str:
     try:
         return urlsplit(url).hostname or ""
@@ -293,22 +280,13 @@ def _look_up_now(host: str) -> tuple[bool, str | None]:
     return _lookup(host)
 
 
-def refusal(settings: Settings) -> str:
-    """Why memory text may not be sent to this endpoint ("" when it may). May block on DNS."""
-    guarded = _guarded(settings)
-    if guarded is None:
-        return ""
-    host, shown = guarded
-    private = (_known(host) or _remember(host, _look_up_now(host))) if host else (False, None)
-    return "" if private[0] else _refusal_text(shown)
-
-
 async def _look_up(host: str) -> tuple[bool, str | None]:
     return _known(host) or _remember(host, await asyncio.to_thread(_look_up_now, host))
 
 
 async def check(settings: Settings) -> str:
-    """``refusal`` for async code: a name lookup runs in a thread, and is remembered a while."""
+    """Why memory text may not be sent to this endpoint ("" when it may). A name lookup
+    runs in a thread, and is remembered a while."""
     guarded = _guarded(settings)
     if guarded is None:
         return ""

@@ -128,7 +128,7 @@ def shared_utility_model():
             _shared = LlamaProcess(Path(tempfile.mkdtemp(prefix="a0-llama-"))).start()
             atexit.register(_shared.stop)
             await asyncio.to_thread(_shared.wait_ready)
-        from tests.test_utility_judge_litellm import litellm_utility_model
+        from tests.host.litellm_calls import litellm_utility_model
 
         return await litellm_utility_model(_shared.api_base, stream=False, model=ALIAS)(system, message)
 

@@ -21,9 +21,14 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must not fetch its cost map
 
 from tests.real.llama_server import ALIAS, LlamaProcess, missing_environment  # noqa: E402
-from tests.test_recall_integration import enabled_store, set_plugin  # noqa: E402
-from tests.test_utility_judge import contents, fused_order, is_probe, recall  # noqa: E402
-from tests.test_utility_judge_litellm import litellm_logging_dropped, litellm_utility_model  # noqa: E402,F401
+from tests.host.judges import contents, is_probe, recall  # noqa: E402
+from tests.host.litellm_calls import litellm_logging_dropped, litellm_utility_model  # noqa: E402,F401
+from tests.host.recall import enabled_store, fused_order, set_plugin  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _litellm_logging(litellm_logging_dropped):
+    """Every test here calls LiteLLM: its logging worker is dropped (tests/host/litellm_calls.py)."""
 
 pytestmark = pytest.mark.real_server
 

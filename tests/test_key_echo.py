@@ -7,55 +7,21 @@ reranker_status tool, the log records or the recall line in the chat."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import logging
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import unquote, unquote_plus
 
 import pytest
 
+from tests.host.leaks import KEY, PIECE, leaked_pieces, status_tool_text
+from tests.host.recall import HISTORY, QUESTION, enabled_store
 from tests.servers import start
 from tests.servers.echo import ECHO_SHAPES
-from tests.test_recall_integration import HISTORY, QUESTION, enabled_store
 
 ROOT = Path(__file__).resolve().parent.parent
-# Quotes, a backslash, a slash and a plus: each is written differently by JSON, repr and URLs.
-KEY = 'sk-"echo"\\key/+0123456789abcdefXYZ'
-PIECE = 8  # a run of the key this long in an output is a leak
-
-
-# --- the oracle -------------------------------------------------------------------------------
-
-def _readings(text: str) -> list[str]:
-    readings = [text, unquote(text), unquote_plus(text), text.replace("\\\\", "\\").replace('\\"', '"')]
-    for run in re.findall(r"[A-Za-z0-9+/_-]{12,}", text):
-        run = run.replace("-", "+").replace("_", "/")
-        for start in range(4):
-            piece = run[start:][: len(run[start:]) // 4 * 4]
-            try:
-                readings.append(base64.b64decode(piece).decode("latin-1"))
-            except (binascii.Error, ValueError):
-                pass
-    return readings
-
-
-def leaked_pieces(text: str, key: str = KEY) -> list[str]:
-    """Runs of the key (PIECE characters, any letter case, with or without the characters
-    a repr or a list puts between its parts) found in any reading of ``text``."""
-    strip = lambda s: re.sub(r"""["'\s,+\\|\[\]]""", "", s.lower())  # noqa: E731
-    pieces = {key.lower()[i : i + PIECE] for i in range(len(key) - PIECE + 1)}
-    pieces |= {strip(key)[i : i + PIECE] for i in range(len(strip(key)) - PIECE + 1)}
-    found = []
-    for reading in _readings(text):
-        for candidate in (reading.lower(), strip(reading)):
-            found += [p for p in pieces if p in candidate]
-    return sorted(set(found))
 
 
 def test_the_oracle_finds_every_form_the_echo_server_writes():
@@ -73,11 +39,6 @@ def run_cli(*args: str) -> str:
     done = subprocess.run([sys.executable, "-m", "helpers.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=120, env=env)
     return done.stdout + done.stderr
-
-
-async def status_tool_text(agent) -> str:
-    tool = agent.get_tool(name="reranker_status", method=None, args={"probe": True}, message="", loop_data=None)
-    return (await tool.execute(probe=True)).message
 
 
 @pytest.mark.parametrize("shape", ECHO_SHAPES)

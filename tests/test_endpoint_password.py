@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 
 import pytest
 
+from tests.host.leaks import leaked_pieces, status_tool_text
+from tests.host.recall import QUESTION, enabled_store, free_port
 from tests.servers import start
 from tests.servers.echo import REDIRECTED
-from tests.test_hardening_key_echo import leaked_pieces, status_tool_text
-from tests.test_recall_integration import QUESTION, enabled_store
 
 PASSWORD = "S3cret-Proxy-Pass-0123"
 USER = "proxyuser"
@@ -23,12 +22,6 @@ USER = "proxyuser"
 def with_password(url: str) -> str:
     scheme, rest = url.split("://", 1)
     return f"{scheme}://{USER}:{PASSWORD}@{rest}"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def surfaces(host, agent, endpoint: str, caplog) -> dict[str, str]:

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from tests.test_recall_integration import QUESTION, enabled_store
+from tests.host.recall import QUESTION, enabled_store
 
 
 def recall_with_log(host, agent, path: str) -> None:

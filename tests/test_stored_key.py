@@ -16,7 +16,7 @@ import pytest
 from dotenv import dotenv_values
 
 from tests.servers import start
-from tests.test_recall_integration import QUESTION, enabled_store, memory_texts
+from tests.host.recall import QUESTION, enabled_store, memory_texts
 
 GLOBAL_KEY = "sk-global-0123456789"
 SCOPED_KEY = "sk-project-9876543210"

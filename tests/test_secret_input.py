@@ -13,7 +13,7 @@ import pytest
 from dotenv import dotenv_values
 
 from tests.servers import start
-from tests.test_recall_integration import QUESTION, enabled_store
+from tests.host.recall import QUESTION, enabled_store
 
 KEY_ENV = "A0_RERANKER_API_KEY"
 
