@@ -98,9 +98,10 @@ async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[st
         return {"ok": False, "report": verdicts.failed_report("bad_setting", "no settings were sent"), "unsaved": [], "note": ""}
     saved = settings_cache.configured_mapping(None)
     form, elsewhere = with_saved_key(form, saved)
-    if elsewhere:  # nothing is sent: the stored key is not this server's, and without it the test says nothing true
-        report = verdicts.failed_report("auth", f"setting 'rerank_api_key': {elsewhere}", str(form.get("rerank_endpoint") or ""))
-        return {"ok": False, "report": report, "unsaved": unsaved_keys(form, saved), "note": ""}
+    if elsewhere:
+        # The stored key is not this server's: the placeholder means no key here, so the
+        # server is tested without one (a server that needs none works as it will after Save).
+        form = {**form, "rerank_api_key": ""}
     if _asks_utility_model(form):
         agent, asked = judge_agent(context_id)
         with calling_agent.asking(agent):
@@ -110,6 +111,12 @@ async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[st
             report["notes"].append(POST_FILTER_NOTE)
     else:
         report = await score.aprobe(dict(form))
+    if elsewhere:
+        said = f"setting 'rerank_api_key': {elsewhere}"
+        if report.get("ok"):
+            report["notes"] = [f"{said}; it was not sent, and this server answered without a key"] + list(report.get("notes") or [])
+        else:
+            report["reason"] = f"{said}; it was not sent — without a key: {report.get('reason')}"
     unsaved = unsaved_keys(form, saved)
     return {
         "ok": bool(report.get("ok")),

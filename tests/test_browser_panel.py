@@ -277,7 +277,7 @@ def test_dead_endpoint(panel):
 
 def test_wrong_stored_key(panel, servers):
     """The stored key (behind the placeholder) was saved with another endpoint (the saved
-    config has none): Test connection sends this server nothing and asks for the key again."""
+    config has none): Test connection tests this server without it and asks for the key again."""
     cohere = servers["cohere"]
     cohere.clear()
     key_input = panel.field("rerank_api_key")
@@ -294,7 +294,8 @@ def test_wrong_stored_key(panel, servers):
     expect(toast).to_be_visible()
     expect(toast).to_contain_text("another server")
     panel.shot("wrong_key")
-    assert cohere.requests == []  # the stored key went to no server it was not saved for
+    # tested without a key: the stored key went to no server it was not saved for
+    assert not any("authorization" in {k.lower() for k in r.headers} for r in cohere.requests)
     expect(key_input).to_have_value(PLACEHOLDER)
     panel.assert_no_stored_key()
 
