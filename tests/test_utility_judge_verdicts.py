@@ -178,6 +178,8 @@ def test_a_judge_that_names_one_position_every_time_does_not_pass_the_probe(chat
     result, stats = judged(host, agent, judge)
     assert contents(result) == expected
     assert stats["totals"].get("reranked", 0) == 0
+    # an answer, not a failure: the status views do not count the judge as unavailable
+    assert stats["totals"].get("reranker_unavailable", 0) == 0
     assert len([m for _, m in judge.calls if is_probe(m)]) == 3  # three trials, the answer in each place
 
 

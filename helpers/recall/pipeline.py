@@ -81,6 +81,7 @@ class Search:
     trust: calibration.Trust | None = None  # the say the reranker earned (scoring/calibration.py)
     unavailable: str = ""  # why the reranker was not used, when one is configured
     unavailable_words: str = ""  # the same in plain words, for the chat
+    no_opinion: str = ""  # the reranker answered but scored every memory alike, in plain words
     # The pool in the reranker's order after the policies (floor, recency, diversity);
     # without the reranker's scores, the fused order after the policies.
     judged: list = field(default_factory=list)
@@ -245,9 +246,8 @@ async def score(search: Search, memory: Any = None) -> None:
         return
     if len(set(scored.scores)) > 1:
         search.scored, search.trust = scored, trust
-    else:
-        search.unavailable = "no opinion: the reranker scored every memory alike"
-        search.unavailable_words = failures.no_opinion_words(settings)
+    else:  # an answer, not a failure: nothing stood out to it
+        search.no_opinion = failures.no_opinion_words(settings)
 
 
 async def _solutions_pool(memory: Any, search: Search) -> list:
@@ -380,6 +380,8 @@ def explain(search: Search, host_result: list | None) -> None:
         head = mode.chat_words(settings, verdict.route if verdict else None)
     elif search.scored is not None:
         head = f"{mode.CHAT[mode.FUSION]}; {mode.no_say_words(settings, verdict.route if verdict else None, search.trust)}"
+    elif search.no_opinion:
+        head = f"{mode.CHAT[mode.FUSION]}; {search.no_opinion}"
     elif search.unavailable:
         head = f"{mode.CHAT[mode.FUSION]}; the reranker was not used: {search.unavailable_words}"
     else:
