@@ -101,17 +101,23 @@ def test_building_and_searching_run_off_the_event_loop(host, monkeypatch):
     assert threads and not any(threads)
 
 
-def test_a_store_not_indexed_in_time_is_searched_without_words_until_it_is(host, monkeypatch):
-    index = _index(host)
+def _held_catch_up(index, monkeypatch, wait_s: float) -> threading.Event:
+    """The index's catch-up held until the returned event is set; a recall waits ``wait_s``."""
     release = threading.Event()
     real = index.StoreIndex.catch_up
 
     def slow(self, *args):
-        release.wait(10)
+        release.wait(30)
         return real(self, *args)
 
     monkeypatch.setattr(index.StoreIndex, "catch_up", slow)
-    monkeypatch.setattr(index, "WAIT_S", 0.05)
+    monkeypatch.setattr(index, "WAIT_S", wait_s)
+    return release
+
+
+def test_a_store_not_indexed_in_time_is_searched_without_words_until_it_is(host, monkeypatch):
+    index = _index(host)
+    release = _held_catch_up(index, monkeypatch, 0.05)
 
     async def main():
         memory, _ = await _store(host, FILLER + [NEEDLE])
@@ -200,15 +206,7 @@ def test_ties_go_by_id_across_the_cut_and_as_the_filter_reads_deeper(host):
 
 def test_only_the_search_that_started_a_long_build_waits_for_it(host, monkeypatch):
     index = _index(host)
-    release = threading.Event()
-    real = index.StoreIndex.catch_up
-
-    def slow(self, *args):
-        release.wait(30)
-        return real(self, *args)
-
-    monkeypatch.setattr(index.StoreIndex, "catch_up", slow)
-    monkeypatch.setattr(index, "WAIT_S", 60.0)
+    release = _held_catch_up(index, monkeypatch, 60.0)
 
     async def main():
         import asyncio
