@@ -209,6 +209,11 @@ class Rig:
         the plugin returns with no reranker, and when the reranker is unavailable); and the
         reranked order, from the same server before any fault."""
         caller = Caller(self.agents[0])
+        # The word index first: a store not indexed within a recall's wait is searched
+        # without its words, and the orders below are the ones of an indexed store.
+        words = self.host.import_plugin("helpers.recall.lexical_index")
+        while await words.ready(self.memory.db) is None:
+            pass
         orders: dict[Spec, dict[str, list[int]]] = {spec: {} for spec in specs}
         for name, config in (("fused", {**self.config, "rerank_endpoint": ""}), ("reranked", self.config)):
             self.host.set_config(config)

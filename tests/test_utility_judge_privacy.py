@@ -52,7 +52,10 @@ def test_under_private_only_a_utility_model_on_loopback_judges(host):
     stats.reset()
     result = host.run(host.recall(agent, QUESTION, HISTORY))
     assert result["error"] is None and judge.recall_calls
-    assert stats.snapshot()["totals"].get("reranked") == 2
+    totals = stats.snapshot()["totals"]
+    # one judge call per recall: it listed one memory, so one search was reordered by it and
+    # the other had nothing listed (the fused order); neither was refused
+    assert totals.get("reranked") == 1 and not totals.get("reranker_unavailable"), totals
 
 
 def test_test_connection_names_the_refusal_and_asks_nobody(host):

@@ -154,8 +154,12 @@ def fused_roles(search: Search) -> tuple[str, ...]:
     the fusion cost recall on every class and brought Agent Zero's knowledge files into the
     prompt; so it only takes part when it is all there is (no message known: memory_load),
     or when the utility model wrote it (memory_recall_query_prep)."""
-    roles = tuple(r for r in (texts.MESSAGE, texts.FOLLOWUP) if r in search.found.lists)
-    if not roles or search.call.query_prepared:
+    return _fused_of(search.found.lists, search.call.query_prepared)
+
+
+def _fused_of(roles_searched, query_prepared: bool) -> tuple[str, ...]:
+    roles = tuple(r for r in (texts.MESSAGE, texts.FOLLOWUP) if r in roles_searched)
+    if not roles or query_prepared:
         roles += (texts.HOST,)
     return roles
 
@@ -175,6 +179,11 @@ async def gather(memory: Any, search: Search) -> None:
     depth = max(search.limit, settings.candidates)
     depths = {role: max(search.limit, round(settings.candidates * share)) if reads_pool else depth
               for role, share in POOL_DEPTH.items()}
+    # The lists the fused order is made of are read as deep with a reranker as without one:
+    # the fused order (and the word picks it confirms) is the same whether a reranker is
+    # configured, unavailable, or has no say.
+    for role in _fused_of(search.searches.texts(), search.call.query_prepared):
+        depths[role] = max(depths[role], depth)
     lexical_text = search.searches.message or search.query
     search.found = await store_search.search(memory, search.searches, depths, floor, search.limit, search.threshold,
                                              search.filter, lexical_text)
