@@ -47,8 +47,8 @@ def fuse(lists: Sequence[Sequence[Any]], key: Callable[[Any], Hashable], k: floa
     return [(items[name], scores[name]) for name in order]
 
 
-def standing_out(scores: Sequence[float], scale: str, bar: float = STANDOUT) -> list[bool]:
-    """Which scores stand out from the pool of n: at least ``bar`` x sqrt(2 ln n) robust
+def standing_out(scores: Sequence[float], scale: str) -> list[bool]:
+    """Which scores stand out from the pool of n: at least STANDOUT x sqrt(2 ln n) robust
     standard deviations (1.4826 x the median absolute deviation; the plain deviation when
     more than half the pool scores alike) above the pool's median. Probabilities are read
     as logits first, so a sigmoid's saturation near 0 and 1 does not hide how far apart two
@@ -60,8 +60,8 @@ def standing_out(scores: Sequence[float], scale: str, bar: float = STANDOUT) -> 
     spread = 1.4826 * statistics.median(abs(v - middle) for v in values) or statistics.pstdev(values)
     if spread <= 1e-12:
         return [False] * len(values)  # every score alike: nothing stands out
-    height = bar * math.sqrt(2 * math.log(len(values)))
-    return [(v - middle) / spread >= height for v in values]
+    bar = STANDOUT * math.sqrt(2 * math.log(len(values)))
+    return [(v - middle) / spread >= bar for v in values]
 
 
 # Word picks (with_word_picks): how many of the prompt's last places the word search may

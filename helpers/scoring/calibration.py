@@ -129,10 +129,10 @@ def say_for(reranker: float, embedder: float) -> str:
 
 
 # --- the embedder's own score --------------------------------------------------------------
-Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
-_embedder_scores: dict[int, tuple[Any, float]] = {}  # id(embedder) -> (embedder, its MRR)
+# id(embedder) -> (embedder, its MRR), in the order measured: the last one stands in for
+# Test connection outside a chat.
+_embedder_scores: dict[int, tuple[Any, float]] = {}
 _embedder_lock = threading.Lock()
-_last_embedder: list[float] = []  # the last one measured, for Test connection outside a chat
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -146,7 +146,7 @@ async def embedder_score(embedder: Any | None) -> tuple[float, str]:
     object; without one, the last one measured in this process, else the default's."""
     if embedder is None:
         with _embedder_lock:
-            last = _last_embedder[-1] if _last_embedder else None
+            last = next(reversed(_embedder_scores.values()))[1] if _embedder_scores else None
         return (last, "Agent Zero's embedder") if last is not None else (DEFAULT_EMBEDDER_MRR, DEFAULT_EMBEDDER)
     with _embedder_lock:
         known = _embedder_scores.get(id(embedder))
@@ -164,8 +164,8 @@ async def embedder_score(embedder: Any | None) -> tuple[float, str]:
         score += reciprocal_rank([_cosine(query, c) for c in candidates], item.answer)
     mrr = score / len(ITEMS)
     with _embedder_lock:
+        _embedder_scores.pop(id(embedder), None)  # re-inserted: the last measured comes last
         _embedder_scores[id(embedder)] = (embedder, mrr)
-        _last_embedder[:] = [mrr]
     return mrr, "Agent Zero's embedder"
 
 
@@ -255,7 +255,6 @@ def forget(settings: Settings | None = None) -> None:
         _retry.clear()
     with _embedder_lock:
         _embedder_scores.clear()
-        _last_embedder.clear()
 
 
 # --- words -----------------------------------------------------------------------------------
