@@ -15,6 +15,17 @@ from tests.servers.scoring import calibration_question_in, relevance, word_overl
 from tests.host.recall import HISTORY, QUESTION, enabled_store, set_plugin
 
 
+@pytest.mark.parametrize("answer", [[], [1.0], [1.0] * 6])
+def test_an_answer_of_the_wrong_length_leaves_the_say_unmeasured_and_never_raises(answer):
+    from helpers.scoring.client import Deadline
+
+    async def scores(query, documents, deadline):
+        return answer
+
+    result = asyncio.run(calibration.measure(scores, Deadline.after(5)))
+    assert result.say == "unmeasured" and "scores for 5 calibration memories" in result.reason
+
+
 def test_a_tie_counts_against_the_answer():
     assert calibration.reciprocal_rank([0.9, 0.1, 0.1], 0) == 1.0
     assert calibration.reciprocal_rank([0.5, 0.5, 0.5], 0) == pytest.approx(1 / 3)  # alike: the worst rank

@@ -198,8 +198,13 @@ async def measure(score: ScoreFn, deadline: Deadline, embedder: Any | None = Non
     except Exception as exc:  # an embedder failure: the type only
         return Trust(UNMEASURED, calls=len(ITEMS), seconds=time.monotonic() - started,
                      reason=f"the calibration failed ({type(exc).__name__})")
+    seconds = time.monotonic() - started
+    for scores, item in zip(answers, ITEMS):
+        if len(scores) != len(item.candidates):  # a scorer's contract, checked rather than trusted
+            return Trust(UNMEASURED, calls=len(ITEMS), seconds=seconds,
+                         reason=f"it answered {len(scores)} scores for {len(item.candidates)} calibration memories")
     mrr = sum(reciprocal_rank(list(s), item.answer) for s, item in zip(answers, ITEMS)) / len(ITEMS)
-    return Trust(say_for(mrr, embedder_mrr), mrr, embedder_mrr, embedder_name, len(ITEMS), time.monotonic() - started)
+    return Trust(say_for(mrr, embedder_mrr), mrr, embedder_mrr, embedder_name, len(ITEMS), seconds)
 
 
 # --- kept per reranker -----------------------------------------------------------------------
