@@ -426,6 +426,21 @@ async def message_alone(stores: Stores, questions: list[Question]) -> tuple[Row,
             Row("-", f"message alone: an answer in its top {REFERENCE_POOL}", deep, counts=False))
 
 
+async def words_indexed(host, stores: Stores) -> None:
+    """Every store's word index built before the first question (reset_state drops them):
+    a recall waits for a first build at most 1 s (lexical_index.WAIT_S), and under load a
+    store's first questions were asked without their word list, so a row depended on how
+    busy the machine was. Users' stores are indexed long before most recalls."""
+    index = host.import_plugin("helpers.recall.lexical_index")
+    wait, index.WAIT_S = index.WAIT_S, 3_600.0
+    try:
+        for memory in stores.by_name.values():
+            if await index.ready(memory.db) is None:
+                raise RuntimeError("the word index could not be built")
+    finally:
+        index.WAIT_S = wait
+
+
 async def plugin_pass(host, agent, stores: Stores, questions: list[Question], config: dict) -> tuple[Tally, Tally, list[list[Snapshot]], int]:
     """One pass of the real wrapped recall: what the plugin returned, whether the pool it
     gathered held an answer, and the snapshots of each question's searches."""
@@ -434,6 +449,7 @@ async def plugin_pass(host, agent, stores: Stores, questions: list[Question], co
     recall = host.import_plugin("helpers.recall.wrapper")
     pipeline = host.import_plugin("helpers.recall.pipeline")
     host.import_plugin("helpers.reranker").reset_state()
+    await words_indexed(host, stores)
     snaps, restore = record_searches(pipeline)
     shipped, pooled, per_question = Tally(), Tally(), []
     try:
