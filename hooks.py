@@ -69,7 +69,7 @@ def save_plugin_config(settings=None, project_name="", agent_profile="", **kwarg
     message in the settings modal instead of saving a value the plugin cannot use."""
     from helpers import dotenv, plugins
     from usr.plugins.a0_reranker.helpers import config_store, settings_cache, stored_key
-    from usr.plugins.a0_reranker.helpers.scoring import probe_cache, score
+    from usr.plugins.a0_reranker.helpers.scoring import probing, score
     from usr.plugins.a0_reranker.helpers.settings import PLUGIN_NAME, SettingsError
 
     try:  # what this scope had before the Save (its own config, else what it inherits)
@@ -85,7 +85,7 @@ def save_plugin_config(settings=None, project_name="", agent_profile="", **kwarg
     except SettingsError as exc:
         raise ValueError(str(exc)) from None
     settings_cache.forget()
-    probe_cache.forget()
+    probing.forget()
     after = config_store.settings_or_none(saved)
     if config_store.connection_changed(before, after):
         score.close_breakers(before, after)  # the Save may be what fixes it: ask again at once

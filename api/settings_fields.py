@@ -9,19 +9,19 @@ class SettingsFields(ApiHandler):
     """The settings panel's form: the field schema (webui/a0-reranker-fields.json) with
     each field's limits from helpers/settings.py LIMITS, so the browser checks exactly
     what Save enforces and no number is written down twice; and the plugin's vocabulary
-    (helpers/mode.py), so the panel says what the chat and the status tool say.
+    (helpers/vocabulary.py), so the panel says what the chat and the status tool say.
     Read-only; no secrets."""
 
     async def process(self, input: dict, request: Request) -> dict:
         try:
-            from usr.plugins.a0_reranker.helpers import mode, settings
+            from usr.plugins.a0_reranker.helpers import settings, vocabulary
 
             path = settings.PLUGIN_DIR.joinpath(*FIELDS_FILE)
             schema = json.loads(path.read_text(encoding="utf-8"))
             groups = [{**group, "fields": [_with_limit(field, settings.LIMITS[field["key"]])
                                            for field in group["fields"]]}
                       for group in schema["groups"]]
-            return {"ok": True, "groups": groups, "words": mode.vocabulary()}
+            return {"ok": True, "groups": groups, "words": vocabulary.panel_words()}
         except Exception as exc:
             return {"ok": False, "error": f"settings form unavailable: {type(exc).__name__}"}
 

@@ -14,7 +14,7 @@ from bench.common import Row, ratio_row, report
 from bench.paired import paired_ms
 from bench.remote_server import remote
 from helpers import reranker
-from helpers.scoring import probe_cache
+from helpers.scoring import probing
 from helpers.scoring.cache import CACHE
 from helpers.settings import Settings
 
@@ -26,8 +26,8 @@ async def measure(repeats: int = 300) -> list[Row]:
             docs = documents(n)
             off = {"rerank_endpoint": srv.url, "rerank_api": "rerank", "rerank_cache": False}
             on = {**off, "rerank_cache": True}
-            await probe_cache.probe(Settings.from_mapping(off))
-            await probe_cache.probe(Settings.from_mapping(on))
+            await probing.probe(Settings.from_mapping(off))
+            await probing.probe(Settings.from_mapping(on))
             CACHE.clear()
 
             def ranker(config):

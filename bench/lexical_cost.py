@@ -145,19 +145,20 @@ async def store_rows(sizes=SIZES) -> list[Row]:
 
 async def calibration_rows(repeats: int = 5) -> list[Row]:
     from bench.remote_server import remote
-    from helpers.scoring import calibration, client, probe_cache, score
+    from helpers.deadline import Deadline
+    from helpers.scoring import calibration, probing, score, scorers
     from helpers.settings import Settings
 
     rows = []
     for latency, label in ((0.0, "instant loopback reranker"), (0.05, "reranker taking 50 ms per request")):
         with remote("tei19", cheap_scorer=True, latency=latency) as srv:
             settings = Settings.from_mapping({"rerank_endpoint": srv.url, "rerank_api": "rerank", "rerank_cache": False})
-            probe_cache.forget()
-            await probe_cache.resolve(settings, client.Deadline.after(10))
+            probing.forget()
+            await probing.resolve(scorers.choose(settings), Deadline.after(10))
             results = []
             for _ in range(repeats + 1):  # the first also builds the loop's HTTP client
                 calibration.forget()
-                trust = await score.earned_say(settings, client.Deadline.after(10))
+                trust = await score.earned_say(settings, Deadline.after(10))
                 assert trust.say != calibration.UNMEASURED, trust.reason
                 results.append(trust)
             results = results[1:]

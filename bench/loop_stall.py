@@ -85,7 +85,7 @@ def _row(name: str, worst: float, note: str = "") -> Row:
 
 async def arerank_rows(repeats: int = 20) -> list[Row]:
     from helpers import reranker
-    from helpers.scoring import probe_cache
+    from helpers.scoring import probing
 
     docs = documents(200)
     with remote("tei19", max_client_batch_size=32, cheap_scorer=True, latency=0.02) as srv:
@@ -94,7 +94,7 @@ async def arerank_rows(repeats: int = 20) -> list[Row]:
         async def one():
             assert len(await reranker.arerank(QUERY, docs, config=config)) == 200
 
-        probe_cache.forget()
+        probing.forget()
         cold = await worst_gap_ms(one, 1)
         warm = await worst_gap_ms(one, repeats)
     return [

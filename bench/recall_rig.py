@@ -86,7 +86,7 @@ class Rig:
         self.client = host.import_plugin("helpers.scoring.client")
         self.breaker = host.import_plugin("helpers.scoring.breaker").BREAKER
         self.cache = host.import_plugin("helpers.scoring.cache").CACHE
-        self.probe_cache = host.import_plugin("helpers.scoring.probe_cache")
+        self.probing = host.import_plugin("helpers.scoring.probing")
 
     def configure(self, **config) -> None:
         """The plugin's saved settings (cache off unless asked for), read at once."""

@@ -25,7 +25,7 @@ def _sized(unit: str) -> str:
 
 
 def measure(repeats: int = 5) -> list[Row]:
-    from helpers.scoring.privacy import redact
+    from helpers.scoring.redaction import redact
 
     prose = _sized(PROSE)
     baseline = median_ms_sync(lambda: redact(prose), repeats * 4)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import settings_cache, stored_key
+from . import settings_cache, stored_key, vocabulary
 from .config_store import key_elsewhere
-from .scoring import calling_agent, score, verdicts
+from .scoring import async_api, calling_agent, scorers, verdicts
 from .settings import API_KEY_PLACEHOLDER, LIMITS, SettingsError, coerce, key_input, shown_endpoint, stored_value
 
 
@@ -29,10 +29,13 @@ def unsaved_keys(form: Mapping[str, Any], saved: Mapping[str, Any]) -> list[str]
 
 
 def _asks_utility_model(form: Mapping[str, Any]) -> bool:
+    """The form names a scorer that is Agent Zero's utility model: Test connection asks the
+    open chat's (judge_agent)."""
     try:
-        return coerce("rerank_api", form.get("rerank_api", "auto")) == "utility"
+        named = scorers.BY_API.get(coerce("rerank_api", form.get("rerank_api", "auto")))
     except ValueError:
         return False
+    return named is not None and named.asks_utility_model
 
 
 def judge_agent(context_id: Any) -> tuple[Any, str]:
@@ -67,8 +70,6 @@ def post_filter_on(agent: Any) -> bool:
         return False
 
 
-POST_FILTER_NOTE = ("Agent Zero's memory post-filter is on too (Memory settings): the utility model would judge each recall twice. "
-                    "Turn the post-filter off: this judge reads the whole pool, the post-filter only what is already cut to the prompt.")
 
 
 def with_saved_key(form: Mapping[str, Any], saved: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
@@ -105,12 +106,12 @@ async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[st
     if _asks_utility_model(form):
         agent, asked = judge_agent(context_id)
         with calling_agent.asking(agent):
-            report = await score.aprobe(dict(form))
+            report = await async_api.aprobe(dict(form))
         report["notes"] = [f"Agent Zero's utility model: {asked}"] + list(report.get("notes") or [])
         if post_filter_on(agent):
-            report["notes"].append(POST_FILTER_NOTE)
+            report["notes"].append(f"{vocabulary.POST_FILTER} {vocabulary.POST_FILTER_WHY}")
     else:
-        report = await score.aprobe(dict(form))
+        report = await async_api.aprobe(dict(form))
     if elsewhere:
         said = f"setting 'rerank_api_key': {elsewhere}"
         if report.get("ok"):

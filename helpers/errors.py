@@ -52,7 +52,7 @@ class DeadlineExceeded(RerankError):
 
 class TooSlow(DeadlineExceeded):
     """A judge gave no answer within the whole time a recall gives it (rerank_timeout):
-    not a passing delay but its speed, so it is kept as a verdict (scoring/probe_cache.py)
+    not a passing delay but its speed, so it is kept as a verdict (scoring/probing.py)
     and the judge is not asked again on the recall path until a trial says otherwise.
     ``seconds``: how long it was waited for."""
 

@@ -19,14 +19,14 @@ def reset_state() -> None:
     breaker, stats, store scans, query vectors, privacy lookups, learned batch limits,
     recall budgets and the recall line's parts. Loaded local models are dropped too.
     Never stops threads or background work (that is uninstall's job: lifecycle)."""
-    from .scoring import breaker, cache, calibration, client, privacy, probe_cache
+    from .scoring import breaker, cache, calibration, client, endpoint_guard, probing
     from .recall import budget, judge_call, lexical_index, query_vectors, recall_line, store_search
     from . import settings_cache
     from .report import stats
     from .scoring.scorers import local, utility
 
     settings_cache.forget()
-    probe_cache.forget()
+    probing.forget()
     calibration.forget()
     cache.CACHE.clear()
     breaker.BREAKER.reset()
@@ -34,7 +34,7 @@ def reset_state() -> None:
     store_search.forget_scans()
     lexical_index.forget()
     query_vectors.MEMO.clear()
-    privacy.forget()
+    endpoint_guard.forget()
     client.forget_learned_batches()
     budget.reset()
     recall_line.forget()

@@ -8,13 +8,13 @@ order". ``rerank`` is synchronous and blocking, and safe to call from a thread w
 loop is running; ``arerank`` is its async twin. ``config`` is a mapping of this plugin's
 setting keys; ``None`` means the plugin's configured settings. ``reset_state()`` forgets
 every process-wide cache (a testing switch). This module re-exports only: the logic is in
-scoring/ (score.py, sync.py), settings_cache.py and status_report.py.
+scoring/ (async_api.py, sync.py), settings_cache.py and status_report.py.
 """
 
 from __future__ import annotations
 
 from .process_state import reset_state
-from .scoring.score import Ranking, aprobe, arerank, warm_up
+from .scoring.async_api import Ranking, aprobe, arerank, warm_up
 from .scoring.sync import probe, rerank
 from .settings import PLUGIN_NAME
 from .settings_cache import load_settings

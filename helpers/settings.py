@@ -31,10 +31,10 @@ API_KEY_PLACEHOLDER = "************"
 # config default the settings panel could display.
 API_KEY_ENV = stored_key.API_KEY_ENV
 
+# rerank_api's choices: a server's (auto detects its wire, rerank and qwen3_score pin one)
+# and the scorers that need none; which kind each names is scoring/scorers' BY_API, the one
+# table of them (tests/test_scorers.py holds the two together).
 APIS = ("auto", "rerank", "qwen3_score", "lexical", "local", "utility")
-# The rerank_api values whose judge runs without a reranker server: in-process scorers, and
-# Agent Zero's utility model (asked through the calling agent, scoring/calling_agent.py).
-SERVERLESS_APIS = ("lexical", "local", "utility")
 DEVICES = ("cpu", "cuda", "mps", "auto")
 
 
@@ -319,12 +319,6 @@ class Settings:
             raise SettingsError("rerank_api_key", f"{stored_key.VARIABLE_FIELD} names a variable that is not one of this plugin's keys")
         kwargs["api_key"], kwargs["key_saved_for"] = _resolved_key(merged["rerank_api_key"], env, endpoint, variable, origins)
         return cls(**kwargs)
-
-    @property
-    def has_reranker(self) -> bool:
-        """True when a reranker judges the pool: a server, an in-process reranker, or Agent
-        Zero's utility model. Without one the plugin still fuses its searches (the default)."""
-        return self.api in SERVERLESS_APIS or bool(self.endpoint)
 
     @property
     def key_fingerprint(self) -> str:

@@ -9,7 +9,7 @@ import re
 # What the issue left alone is shared, not copied: the long-token pattern and the two masks
 # that decide, per match, what is a secret. The oracle differs only in the patterns that
 # find the matches.
-from helpers.scoring.privacy import _LONG_TOKEN, _mask_is_value, _mask_long_token
+from helpers.scoring.redaction import _LONG_TOKEN, _mask_is_value, _mask_long_token
 
 # Names that end in one of these words hold a secret when a value is assigned to them:
 # "password: x", "DB_PASSWORD=x", "OPENAI_API_KEY=x", "client_secret: x". The word must end

@@ -12,7 +12,7 @@ import pytest
 
 from helpers.recall import policies
 from helpers.scoring import bm25, judge
-from helpers.scoring.client import Deadline
+from helpers.deadline import Deadline
 from helpers.scoring.scorers.lexical import LEXICAL
 from helpers.settings import Settings
 

@@ -17,7 +17,7 @@ from tests.host.recall import HISTORY, QUESTION, enabled_store, set_plugin
 
 @pytest.mark.parametrize("answer", [[], [1.0], [1.0] * 6])
 def test_an_answer_of_the_wrong_length_leaves_the_say_unmeasured_and_never_raises(answer):
-    from helpers.scoring.client import Deadline
+    from helpers.deadline import Deadline
 
     async def scores(query, documents, deadline):
         return answer

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import reranker
 from helpers.scoring import score
-from helpers.scoring import client, probe_cache
+from helpers.scoring import client, probing, scorers
 from helpers.settings import API_KEY_ENV, API_KEY_PLACEHOLDER
 from tests.servers import start
 from tests.servers.qwen3 import PREFIX
@@ -59,7 +59,7 @@ def test_auto_detects_every_server_and_ranks_right(kind, options, extra, route):
         assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
         if route:
             settings = reranker.load_settings(config)
-            assert probe_cache.cached(settings).route.describe() == route
+            assert probing.cached(scorers.choose(settings)).route.describe() == route
 
 
 def test_voyage_is_found_through_a_pasted_path():
@@ -116,10 +116,11 @@ def test_tei_batch_limit_is_learned_from_its_error_when_info_is_silent():
     with start("tei19", max_client_batch_size=8) as srv:
         config = {"rerank_endpoint": srv.url, "rerank_api": "rerank"}
         settings = reranker.load_settings(config)
-        asyncio.run(probe_cache.probe(settings))
+        asyncio.run(probing.probe(settings))
         # Pretend /info was unreachable: the first call sends everything and must split on 422.
-        probe_cache._cache[probe_cache.cache_key(settings)] = probe_cache.cached(settings).__class__(
-            probe_cache.cached(settings).route, "probability", 0.9, 0.1, batch_limit=None)
+        choice = scorers.choose(settings)
+        probing._cache[choice.key] = probing.cached(choice).__class__(
+            probing.cached(choice).route, "probability", 0.9, 0.1, batch_limit=None)
         srv.clear()
         ranked = reranker.rerank(QUERY, docs, config=config)
         assert ranked[0][0] == 33 and sorted(i for i, _ in ranked) == list(range(40))

@@ -92,7 +92,7 @@ def test_status_tool_healthy_disabled_and_broken(host):
         assert "a0_reranker" not in plugins.get_enabled_plugins(agent)
         # a disabled plugin's tools are not loaded by the host at all; the module itself says OFF
         status = host.import_plugin("helpers.status_report")
-        assert status.summary_text(status.collect(agent)).startswith("OFF")
+        assert host.import_plugin("helpers.vocabulary").status_text(status.collect(agent)).startswith("OFF")
 
     asyncio.run(main())
 

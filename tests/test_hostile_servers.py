@@ -12,7 +12,8 @@ import socket
 import pytest
 
 from helpers import reranker
-from helpers.scoring import client, privacy, score
+from helpers.deadline import Deadline
+from helpers.scoring import client, endpoint_guard, score, scorers
 from helpers.errors import BreakerOpen, MalformedResponse, Refused, RerankError, ResponseTooLarge
 from helpers.settings import Settings
 from helpers.scoring.wire import RERANK, TEI, Route
@@ -29,7 +30,7 @@ def _settings(url: str, **extra) -> Settings:
 
 
 def _score(settings: Settings) -> list[float]:
-    return asyncio.run(client.score(settings, TEI_ROUTE, QUERY, DOCS, client.Deadline.after(settings.timeout)))
+    return asyncio.run(client.score(settings, TEI_ROUTE, QUERY, DOCS, Deadline.after(settings.timeout)))
 
 
 def _probe(url: str, **extra) -> dict:
@@ -80,7 +81,7 @@ def test_broken_gzip_on_one_route_is_a_malformed_answer_and_the_probe_goes_on():
     with hostile.serve("tei19", _on("/v1/rerank", script)) as srv:
         report = _probe(srv.url)
         with pytest.raises(MalformedResponse):
-            asyncio.run(client.score(_settings(srv.url), Route(RERANK, "/v1/rerank"), QUERY, DOCS, client.Deadline.after(5)))
+            asyncio.run(client.score(_settings(srv.url), Route(RERANK, "/v1/rerank"), QUERY, DOCS, Deadline.after(5)))
     assert report["ok"] and report["route"] == "tei /rerank"
     assert "compressed" in report["attempts"][0]["reason"]
 
@@ -226,9 +227,9 @@ def rebinding(monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
-    privacy.forget()
+    endpoint_guard.forget()
     yield state
-    privacy.forget()
+    endpoint_guard.forget()
 
 
 def test_a_name_that_rebinds_to_a_public_address_is_reached_only_at_the_checked_one(rebinding):
@@ -243,8 +244,8 @@ def test_a_name_that_rebinds_to_a_public_address_is_reached_only_at_the_checked_
 def test_a_name_that_has_turned_public_since_the_check_is_refused_not_connected(rebinding):
     with start("tei19") as srv:
         settings = Settings.from_mapping({"rerank_endpoint": f"http://rebind.test:{srv.port}", "rerank_private_only": True, "rerank_retries": 0})
-        assert asyncio.run(privacy.check(settings)) == ""  # 127.0.0.1: allowed
-        privacy.forget()  # the remembered verdict expires; the name now answers a public address
+        assert asyncio.run(endpoint_guard.check(settings, scorers.REMOTE)) == ""  # 127.0.0.1: allowed
+        endpoint_guard.forget()  # the remembered verdict expires; the name now answers a public address
         with pytest.raises(Refused):
             _score(settings)
         assert srv.requests == []

@@ -128,7 +128,7 @@ def test_the_checker_finds_a_cycle_and_follows_function_level_imports():
     edges = graph()
     # A lazy import inside a function counts: process_state.reset_state() imports stats inside it.
     assert "helpers.report.stats" in edges["helpers.process_state"]
-    assert "helpers.scoring.scorers" in edges["helpers.scoring.probe_cache"] and "helpers.scoring.verdicts" in edges["helpers.scoring.scorers.remote"]
+    assert "helpers.scoring.scorers" in edges["helpers.scoring.probing"] and "helpers.scoring.verdicts" in edges["helpers.scoring.scorers.remote"]
 
 
 @pytest.mark.parametrize("path", sorted(HELPERS.rglob("*.py")), ids=lambda p: module_name(p))

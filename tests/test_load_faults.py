@@ -558,7 +558,7 @@ def test_memory_stays_bounded_over_2000_searches(host, summary):
             "shared scans": len(rig.store_search._scans),
             "learned batch limits": len(rig.client._learned_batch),
             "per-loop clients": live_clients,
-            "probe verdicts": len(host.import_plugin("helpers.scoring.probe_cache")._cache),
+            "probe verdicts": len(host.import_plugin("helpers.scoring.probing")._cache),
             "settings cache": rig.recall_settings.size(),
         }
 

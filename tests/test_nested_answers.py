@@ -10,6 +10,7 @@ import json
 import pytest
 
 from helpers import reranker
+from helpers.deadline import Deadline
 from helpers.errors import MalformedResponse, ServerError
 from helpers.scoring import client, server_errors
 from helpers.scoring.wire import RERANK, Route
@@ -35,7 +36,7 @@ def _probe(url: str) -> dict:
 
 def _score(url: str, path: str = "/v1/rerank") -> list[float]:
     settings = Settings.from_mapping({"rerank_api": "auto", "rerank_endpoint": url, "rerank_retries": 0})
-    return asyncio.run(client.score(settings, Route(RERANK, path), QUERY, DOCS, client.Deadline.after(5)))
+    return asyncio.run(client.score(settings, Route(RERANK, path), QUERY, DOCS, Deadline.after(5)))
 
 
 @pytest.mark.parametrize("body", [DEEP_BRACKETS.decode(), DEEP_MODEL_LIST.decode(),

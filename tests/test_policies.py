@@ -255,7 +255,7 @@ def test_a_floor_above_everything_returns_nothing_and_the_status_says_why(host):
         with start("tei19", scorer=scorer_for(CORPUS)) as srv:
             texts, _ = await recall_texts(host, agent, rerank_endpoint=srv.url, rerank_min_score=0.9999)
             assert texts == []
-            text = status_report.summary_text(status_report.collect(agent))
+            text = host.import_plugin("helpers.vocabulary").status_text(status_report.collect(agent))
             assert "every candidate scored below the relevance floor" in text
             assert "rerank_min_score 0.9999" in text
             # Shadow mode measures only: the agent still gets the host's memories.

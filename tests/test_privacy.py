@@ -50,10 +50,10 @@ def network(monkeypatch):
 
 
 def _forget_lookups():
-    """Remembered lookups: in the plugin as unit tests import it (helpers.privacy) and as
-    the host imports it (usr.plugins.a0_reranker.helpers.privacy)."""
+    """Remembered lookups: in the plugin as unit tests import it (helpers.scoring.endpoint_guard)
+    and as the host imports it (usr.plugins.a0_reranker.helpers.scoring.endpoint_guard)."""
     for name, module in list(sys.modules.items()):
-        if name == "helpers.scoring.privacy" or name.endswith("a0_reranker.helpers.privacy"):
+        if name == "helpers.scoring.endpoint_guard" or name.endswith("a0_reranker.helpers.scoring.endpoint_guard"):
             forget = getattr(module, "forget", None)
             if forget is not None:
                 forget()
@@ -93,7 +93,7 @@ KEPT = [
 
 @pytest.mark.parametrize("text, expected", MASKED)
 def test_redact_masks_secrets(text, expected):
-    from helpers.scoring.privacy import redact
+    from helpers.scoring.redaction import redact
 
     assert redact(text) == expected
     assert redact(expected) == expected  # stable
@@ -101,7 +101,7 @@ def test_redact_masks_secrets(text, expected):
 
 @pytest.mark.parametrize("text", KEPT)
 def test_redact_leaves_ordinary_prose_alone(text):
-    from helpers.scoring.privacy import redact
+    from helpers.scoring.redaction import redact
 
     assert redact(text) == text
 
@@ -122,21 +122,23 @@ def test_redact_leaves_ordinary_prose_alone(text):
     (PUBLIC, False),
 ])
 def test_private_only_allows_loopback_and_private_networks(network, endpoint, allowed):
-    from helpers.scoring.privacy import check
+    from helpers.scoring.endpoint_guard import check
+    from helpers.scoring.scorers import REMOTE
     from helpers.settings import Settings
 
     settings = Settings.from_mapping({"rerank_private_only": True, "rerank_endpoint": endpoint})
-    assert (asyncio.run(check(settings)) == "") is allowed
-    assert asyncio.run(check(settings.replace(private_only=False))) == ""
+    assert (asyncio.run(check(settings, REMOTE)) == "") is allowed
+    assert asyncio.run(check(settings.replace(private_only=False), REMOTE)) == ""
     assert network["connects"] == [] and network["sends"] == []
 
 
 def test_a_name_resolving_to_a_private_address_is_allowed(network, monkeypatch):
-    from helpers.scoring.privacy import check
+    from helpers.scoring.endpoint_guard import check
+    from helpers.scoring.scorers import REMOTE
     from helpers.settings import Settings
 
     monkeypatch.setattr(socket, "getaddrinfo", lambda host, port, *a, **k: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.168.1.5", 0))])
-    assert asyncio.run(check(Settings.from_mapping({"rerank_private_only": True, "rerank_endpoint": "http://reranker.lan:8080"}))) == ""
+    assert asyncio.run(check(Settings.from_mapping({"rerank_private_only": True, "rerank_endpoint": "http://reranker.lan:8080"}), REMOTE)) == ""
 
 
 def test_a_public_endpoint_is_refused_before_any_connection(network):

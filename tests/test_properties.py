@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from helpers.errors import MalformedResponse, ServerError
 from helpers.scoring.bm25 import bm25_scores
 from helpers.recall.store_search import remembering_comparator
-from helpers.scoring.privacy import redact
+from helpers.scoring.redaction import redact
 from helpers.settings import LIMITS, Settings, SettingsError
 from helpers.scoring.wire import MIXEDBREAD, RERANK, SCORE, TEI, VOYAGE
 from helpers.scoring.wire._parse import decode_json

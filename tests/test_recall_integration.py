@@ -231,7 +231,7 @@ def test_shadow_mode_without_a_server_measures_the_fusion(live):
         stats = recall.STATS.snapshot()
         assert stats["totals"] == {"shadow": 2} and stats["shadow"]["searches"] == 2
         status = host.import_plugin("helpers.status_report")
-        text = status.summary_text(status.collect(agent))
+        text = host.import_plugin("helpers.vocabulary").status_text(status.collect(agent))
         assert text.startswith("WORKING: built-in fusion, no reranker server; shadow mode: measured only")
         assert "shadow: top result would change in" in text
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import reranker
-from helpers.scoring import privacy
+from helpers.scoring import redaction
 from tests import privacy_reference
 from tests.servers import start
 
@@ -39,13 +39,13 @@ ordinary = st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from(SECRETS)),
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ordinary)
 def test_ordinary_text_is_masked_exactly_as_the_old_patterns_masked_it(text):
-    assert privacy.redact(text) == privacy_reference.redact(text)
+    assert redaction.redact(text) == privacy_reference.redact(text)
 
 
 @pytest.mark.parametrize("secret", SECRETS)
 def test_every_listed_shape_is_masked_as_before(secret):
     for text in (secret, f"note: {secret} ok", f"({secret})"):
-        assert privacy.redact(text) == privacy_reference.redact(text)
+        assert redaction.redact(text) == privacy_reference.redact(text)
 
 
 # --- adversarial text: finishes ----------------------------------------------------------------
@@ -62,7 +62,7 @@ adversarial = st.tuples(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(adversarial)
 def test_twenty_kilobytes_of_adversarial_repetitions_are_redacted_in_bounded_work(text):
-    out = privacy.redact(text)
+    out = redaction.redact(text)
     assert isinstance(out, str) and out  # and it returned: the old patterns never did in time
 
 
@@ -71,25 +71,25 @@ def test_twenty_kilobytes_of_adversarial_repetitions_are_redacted_in_bounded_wor
 def test_each_known_quadratic_family_at_twenty_kilobytes_finishes(unit):
     text = (unit * (SIZE // len(unit) + 1))[:SIZE]
     for tail in ("", " ", "é"):
-        assert privacy.redact(text + tail)
+        assert redaction.redact(text + tail)
 
 
 def test_masks_are_idempotent_on_what_they_made():
     text = "password: hunter2 mail ops@example.org key sk-proj-abcdefghijklmnop1234 §§secret(X)"
-    once = privacy.redact(text)
-    assert privacy.redact(once) == once
+    once = redaction.redact(text)
+    assert redaction.redact(once) == once
 
 
 # --- through arerank: cut first, and off the loop ----------------------------------------------
 def test_documents_are_cut_to_the_budget_before_redaction_and_redacted_off_the_loop(monkeypatch):
     seen = []
-    real = privacy.redact
+    real = redaction.redact
 
     def spy(text):
         seen.append((len(text), threading.current_thread()))
         return real(text)
 
-    monkeypatch.setattr(privacy, "redact", spy)
+    monkeypatch.setattr(redaction, "redact", spy)
     big = "v1.2" * 5_000 + " the grafana container restart"  # 20 KB: only the first 1,000 characters are sent
     with start("tei19") as srv:
         config = {"rerank_endpoint": srv.url, "rerank_redact": True, "rerank_max_doc_chars": 1000, "rerank_cache": False}
@@ -108,5 +108,5 @@ def test_documents_are_cut_to_the_budget_before_redaction_and_redacted_off_the_l
 
 def test_a_secret_straddling_the_budget_is_still_masked_whole():
     doc = "x" * 990 + " ops@example.org and more"
-    query, (cut,) = asyncio.run(privacy.redact_for_sending("q", [doc], 1000))
+    query, (cut,) = asyncio.run(redaction.redact_for_sending("q", [doc], 1000))
     assert "ops@" not in cut and "[email]" in cut

@@ -6,7 +6,7 @@ import asyncio
 from helpers import reranker, settings_cache
 from helpers.recall import budget, query_vectors, recall_line, store_search
 from helpers.report import stats
-from helpers.scoring import breaker, cache, client, privacy, probe_cache
+from helpers.scoring import breaker, cache, client, endpoint_guard, probing, scorers
 from helpers.scoring.scorers import local, utility
 from helpers.scoring.verdicts import Verdict
 from helpers.settings import default_mapping
@@ -25,16 +25,16 @@ class _LogItem:
 def _fill_every_cache():
     settings = reranker.load_settings(default_mapping())
     settings_cache.remembered(("agent", "default", 1), lambda: settings, 5.0)
-    with probe_cache._cache_lock:
-        probe_cache._cache[probe_cache.cache_key(settings)] = Verdict(route=TEI, scale="probability", relevant=0.9, irrelevant=0.1)
+    with probing._cache_lock:
+        probing._cache[scorers.verdict_key(settings, scorers.REMOTE)] = Verdict(route=TEI, scale="probability", relevant=0.9, irrelevant=0.1)
     cache.CACHE.store([("k",)], [0.5], ttl=60, max_entries=10)
     breaker.BREAKER.record_failure("endpoint", 5, 30)
     stats.STATS.record(stats.CallRecord("reranked", "", "test"))
     with store_search._scans_lock:
         store_search._scans[("store",)] = (float("inf"), None)
     query_vectors.MEMO.put(_Embedder(), "text", [1.0])
-    with privacy._resolved_lock:
-        privacy._resolved["name.example"] = (float("inf"), True)
+    with endpoint_guard._resolved_lock:
+        endpoint_guard._resolved["name.example"] = (float("inf"), True)
     client.remember_batch_limit("http://127.0.0.1:1/rerank", 8)
     asyncio.run(_a_recall_budget())
     item = _LogItem()
@@ -52,13 +52,13 @@ async def _a_recall_budget():
 def _sizes(settings):
     return {
         "settings": settings_cache.size(),
-        "verdicts": len(probe_cache._cache),
+        "verdicts": len(probing._cache),
         "scores": len(cache.CACHE),
         "breaker": len(breaker.BREAKER.snapshot()),
         "stats": sum(stats.STATS.snapshot()["totals"].values()),
         "scans": len(store_search._scans),
         "query vectors": len(query_vectors.MEMO),
-        "privacy": len(privacy._resolved),
+        "privacy": len(endpoint_guard._resolved),
         "batch limits": int(client.learned_batch_limit("http://127.0.0.1:1/rerank") is not None),
         "recall line": len(recall_line._parts),
         "utility latencies": len(utility.UTILITY.latency()),

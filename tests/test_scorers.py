@@ -9,14 +9,15 @@ import pytest
 
 from helpers import reranker, settings_cache
 from helpers.scoring import score
-from helpers.scoring import probe_cache, scorers
+from helpers.scoring import probing, scorers
 from helpers.errors import BreakerOpen, Refused, RerankError, TransportError
 from helpers.scoring.scorers.base import Scorer
-from helpers.settings import Settings
+from helpers.settings import APIS, Settings
 from helpers.scoring.verdicts import PROBE_DOCS, PROBE_QUERY, Verdict
 
-DECLARATIONS = ("sends_text", "may_go_down", "caches_scores", "needs_warm_up", "probes_once")
-METHODS = ("verdict_key", "probe", "score", "warm")
+DECLARATIONS = ("sends_text", "may_go_down", "caches_scores", "needs_warm_up", "probes_once", "asks_utility_model",
+                "judges_recall_at_once")
+METHODS = ("verdict_key", "probe", "score", "warm", "breaker_key", "owns_breaker", "guarded_endpoint")
 
 
 @pytest.mark.parametrize("scorer", [scorers.REMOTE, scorers.LOCAL, scorers.LEXICAL, scorers.UTILITY], ids=lambda s: s.name)
@@ -38,18 +39,40 @@ def test_the_settings_pick_the_scorer():
     assert pick(rerank_api="lexical") is scorers.LEXICAL and pick(rerank_api="local") is scorers.LOCAL
 
 
+def test_the_api_table_is_the_scorers_own():
+    """The one table of APIs and their kinds is the scorers' (each names its ``api``); the
+    setting's choices are exactly its keys and the server's own values, so no view keeps a
+    table of its own."""
+    assert set(scorers.BY_API) == {s.api for s in (scorers.LEXICAL, scorers.LOCAL, scorers.UTILITY)}
+    assert scorers.REMOTE.api is None
+    assert set(APIS) == set(scorers.BY_API) | {"auto", "rerank", "qwen3_score"}
+    assert len({s.mode for s in (scorers.REMOTE, *scorers.BY_API.values())}) == 4  # a mode each
+
+
 class Counting:
     """A scorer of this test's own: word overlap, counting its calls, failing on demand."""
 
     name = "counting"
+    api = "lexical"  # a name the settings accept (registered under it below)
+    mode = "fusion+counting"
 
     def __init__(self, **declared):
         self.sends_text = self.may_go_down = self.caches_scores = self.needs_warm_up = self.probes_once = False
+        self.asks_utility_model = self.judges_recall_at_once = False
         self.__dict__.update(declared)
         self.calls, self.fail = 0, False
 
     def verdict_key(self, settings):
         return ("counting",)
+
+    def breaker_key(self, settings):
+        return "counting"
+
+    def owns_breaker(self, settings, key):
+        return key == "counting"
+
+    def guarded_endpoint(self, settings):
+        return "8.8.8.8", "the counting scorer's endpoint"  # public: the guard, when it applies, refuses it
 
     async def probe(self, settings, deadline, report, *, fresh=False):
         rel, near, irr = await self.score(settings, None, PROBE_QUERY, PROBE_DOCS, deadline)
@@ -99,7 +122,7 @@ def test_a_scorer_that_caches_is_asked_once_and_one_that_does_not_every_time(reg
     plain = registered(Counting())
     run(s), run(s)
     assert plain.calls == 3  # probe + 2
-    probe_cache.forget()
+    probing.forget()
     cached = registered(Counting(caches_scores=True))
     run(s), run(s)
     assert cached.calls == 2  # probe + 1: the second call came from the cache
@@ -113,15 +136,15 @@ def test_a_scorer_that_may_go_down_gets_a_breaker_and_loses_its_verdict_on_failu
     for _ in range(4):
         with pytest.raises(TransportError):  # from its verdict, kept: no probe again
             run(s)
-    assert probe_cache.cached(s) is not None  # a failure says nothing about it: keep the verdict
-    probe_cache.forget()
+    assert probing.cached(scorers.choose(s)) is not None  # a failure says nothing about it: keep the verdict
+    probing.forget()
     flaky = registered(Counting(may_go_down=True))
     run(s)
     flaky.fail = True
     for _ in range(2):
         with pytest.raises(RerankError):  # the first from the call, the second from the probe again
             run(s)
-    assert probe_cache.cached(s) is None  # dropped: the next call probes again
+    assert probing.cached(scorers.choose(s)) is None  # dropped: the next call probes again
     calls = flaky.calls
     with pytest.raises(BreakerOpen):
         run(s)
@@ -130,7 +153,7 @@ def test_a_scorer_that_may_go_down_gets_a_breaker_and_loses_its_verdict_on_failu
 
 def test_warm_up_at_start_only_for_a_scorer_that_needs_it(registered, monkeypatch):
     warmed = []
-    monkeypatch.setattr(probe_cache, "warm_in_background", lambda s: warmed.append(s.api))
+    monkeypatch.setattr(probing, "warm_in_background", lambda s: warmed.append(s.api))
     monkeypatch.setattr(settings_cache, "configured_mapping", lambda agent=None: {"rerank_api": "lexical"})
     registered(Counting())
     reranker.warm_up()

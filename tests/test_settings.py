@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from helpers.settings import API_KEY_ENV, API_KEY_PLACEHOLDER, DEFAULT_CONFIG_PATH, LIMITS, Settings, SettingsError
+from helpers.scoring import scorers
 
 
 def test_defaults_come_from_default_config_yaml_only():
@@ -20,7 +21,7 @@ def test_reference_plugin_defaults_are_kept():
     s = Settings.from_mapping({})
     assert (s.api, s.candidates, s.max_doc_chars) == ("auto", 20, 8000)
     assert s.instruction == "Given a web search query, retrieve relevant passages that answer the query"
-    assert not s.has_reranker  # no endpoint: the built-in fusion alone
+    assert scorers.for_settings(s) is None  # no endpoint: the built-in fusion alone
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,7 @@ def test_a_real_litellm_call_judges_a_recall(host, stream):
     deepest = shown_memories(judged[0]["messages"][1]["content"])[-1][1]  # the last solution shown
     assert deepest in [d.page_content for d in result["solutions"]][:2]
     # the verdict and the breaker are kept under the utility model's name from the host's model settings
-    assert any("openai/judge-model" in key for key in host.import_plugin("helpers.scoring.probe_cache")._cache)
+    assert any("openai/judge-model" in key for key in host.import_plugin("helpers.scoring.probing")._cache)
     line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
     assert line.startswith("judged by Agent Zero's utility model — memories: "), line
     assert "judged in " in line

@@ -66,7 +66,7 @@ def test_the_status_tool_and_test_connection_say_the_judge_is_too_slow(chat):
     judge = SlowJudge(2.0)
     judged(host, agent, judge, rerank_timeout=0.5)
     status_report = host.import_plugin("helpers.status_report")
-    text = status_report.summary_text(status_report.collect(agent))
+    text = host.import_plugin("helpers.vocabulary").status_text(status_report.collect(agent))
     assert "judge not used: Agent Zero's utility model" in text and "too slow for recall" in text, text
     reranker = host.import_plugin("helpers.reranker")
     calling_agent = host.import_plugin("helpers.scoring.calling_agent")
@@ -101,9 +101,9 @@ def test_a_judge_that_turns_slow_in_recall_is_kept_out_after_that_call(chat):
 
 def test_a_kept_verdict_is_tried_again_in_the_background_after_a_growing_cool_down(chat, monkeypatch):
     host, agent, _ = chat
-    probe_cache = host.import_plugin("helpers.scoring.probe_cache")
+    probing = host.import_plugin("helpers.scoring.probing")
     now = [1000.0]
-    monkeypatch.setattr(probe_cache, "_clock", lambda: now[0])
+    monkeypatch.setattr(probing, "_clock", lambda: now[0])
     slow = {"on": True}
 
     held = {"gate": None}  # while a recall runs, the background trial's calls wait for it
@@ -126,14 +126,14 @@ def test_a_kept_verdict_is_tried_again_in_the_background_after_a_growing_cool_do
     expected = fused_order(host, agent)
     judged(host, agent, counted, rerank_timeout=0.5)
     assert len(calls) == 3
-    now[0] += probe_cache.FIRST_RETRY_S - 1
+    now[0] += probing.FIRST_RETRY_S - 1
     recall(host, agent)
     assert len(calls) == 3  # still cooling down: not asked
 
     async def recall_and_wait_for_the_trial():
         held["gate"] = asyncio.Event()
         result = await host.recall(agent, QUESTION, HISTORY)
-        trials = probe_cache.background_trials()
+        trials = probing.background_trials()
         held["gate"].set()  # the recall is done: the trial may answer now
         await asyncio.gather(*trials)
         held["gate"] = None
@@ -144,11 +144,11 @@ def test_a_kept_verdict_is_tried_again_in_the_background_after_a_growing_cool_do
     assert trials == 1 and contents(result) == expected  # the recall did not wait for the trial
     assert len(calls) == 6  # the trial: three probe calls, off the recall path
     # still slow: the next trial waits twice as long
-    now[0] += probe_cache.FIRST_RETRY_S + 1
+    now[0] += probing.FIRST_RETRY_S + 1
     recall(host, agent)
     assert len(calls) == 6
     slow["on"] = False
-    now[0] += probe_cache.FIRST_RETRY_S
+    now[0] += probing.FIRST_RETRY_S
     host.run(recall_and_wait_for_the_trial())
     assert len(calls) == 9
     result = recall(host, agent)  # the trial passed: the judge is back
@@ -184,11 +184,12 @@ def test_a_judge_that_names_one_position_every_time_does_not_pass_the_probe(chat
 def test_the_passed_verdict_carries_the_measured_latency(chat):
     host, agent, _ = chat
     judged(host, agent, Judge(lambda memories: "[0]"))
-    probe_cache = host.import_plugin("helpers.scoring.probe_cache")
+    probing = host.import_plugin("helpers.scoring.probing")
+    scorers = host.import_plugin("helpers.scoring.scorers")
     settings_cache = host.import_plugin("helpers.settings_cache")
     calling_agent = host.import_plugin("helpers.scoring.calling_agent")
     with calling_agent.asking(agent):
-        verdict = probe_cache.cached(settings_cache.load_settings(None, agent))
+        verdict = probing.cached(scorers.choose(settings_cache.load_settings(None, agent)))
     assert verdict is not None and verdict.latency_s is not None and verdict.latency_s >= 0
 
 

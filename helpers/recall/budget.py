@@ -32,7 +32,7 @@ import threading
 import time
 import weakref
 
-from ..scoring.client import Deadline
+from ..deadline import Deadline
 
 RECALL_BUDGET_S = 15.0
 # Below this there is no point starting a reranker call: the search keeps the fused order.

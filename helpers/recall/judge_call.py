@@ -22,8 +22,9 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from ..scoring import judge, probe_cache
-from ..scoring.client import Deadline
+from ..scoring import judge, probing
+from ..scoring.scorers import Choice
+from ..deadline import Deadline
 from ..errors import RerankError
 from ..scoring.score import Scored, score_documents
 from ..settings import Settings
@@ -44,15 +45,10 @@ class _Answer:
 _answers: "weakref.WeakKeyDictionary[asyncio.Task, _Answer]" = weakref.WeakKeyDictionary()
 
 
-def asks(settings: Settings) -> bool:
-    """The utility judge is the scorer and no kept verdict keeps it out of recall."""
-    return settings.api == "utility" and probe_cache.kept_failure(settings) is None
-
-
-def kept_out(settings: Settings) -> bool:
-    """The utility judge is the scorer but its kept verdict (too slow, misranks) keeps it
-    out: the search gathers what fusion alone gathers, and costs what fusion costs."""
-    return settings.api == "utility" and probe_cache.kept_failure(settings) is not None
+def asks(choice: Choice | None) -> bool:
+    """The scorer judges both of a recall's searches in one call (the utility judge), and no
+    kept verdict keeps it out of recall."""
+    return choice is not None and choice.scorer.judges_recall_at_once and not probing.keeps_out(choice)
 
 
 def readable(settings: Settings, texts: Sequence[str], budget: int, first_number: int = 0, minimum: int = 1) -> list[str]:

@@ -23,13 +23,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import mode
+from .. import vocabulary
 from ..errors import DeadlineExceeded
 from ..report import changes, shadow_log
 from ..report.stats import CallRecord, STATS
-from ..scoring import calibration
-from ..scoring.client import Deadline
-from ..scoring.privacy import redact
+from ..scoring import calibration, probing, scorers
+from ..deadline import Deadline
+from ..scoring.redaction import redact
 from ..scoring.score import Scored, earned_say, score_documents
 from ..settings import Settings
 from . import budget, failures, fusion, judge_call, policies, recall_line, store_search, texts
@@ -172,7 +172,8 @@ async def gather(memory: Any, search: Search) -> None:
     # A reranker reads further down the lists than fusion trusts them; without one (or with
     # a judge its verdict keeps out), the memories below the fused order's floors would be
     # found only to be left out.
-    reads_pool = settings.has_reranker and not judge_call.kept_out(settings)
+    choice = scorers.choose(settings)
+    reads_pool = choice is not None and not probing.keeps_out(choice)
     floor = min(fused, _floor(settings.pool_threshold, search.threshold)) if reads_pool else fused
     # Each search brings its own list, so an extra search never crowds another one's out;
     # the fused order reads rerank_candidates of each, a reranker's pool further.
@@ -229,12 +230,12 @@ async def score(search: Search, memory: Any = None) -> None:
     reranker) shares that deadline. The utility judge scores the pool's first memories
     only, what it reads (judge_call.py)."""
     settings = search.settings
-    if not settings.has_reranker:
+    if scorers.for_settings(settings) is None:
         return
     texts_ = [d.page_content for d in search.pool]
     # Local work (a FAISS search), before the judge's own time starts; none for a judge
     # its verdict keeps out.
-    solutions = [d.page_content for d in await _solutions_pool(memory, search)] if judge_call.asks(settings) else []
+    solutions = [d.page_content for d in await _solutions_pool(memory, search)] if judge_call.asks(scorers.choose(settings)) else []
     deadline = budget.call_deadline(search.call.deadline, settings.timeout)
     try:
         if deadline.remaining() < budget.MIN_CALL_S:
@@ -384,17 +385,18 @@ def log_line(caller: str, search: Search, host_result: list | None, latency_ms: 
 def explain(search: Search, host_result: list | None) -> None:
     """The recall's line in the chat (recall_line.py): the mode, what this search changed."""
     settings = search.settings
+    scorer = scorers.for_settings(settings)
     verdict = search.scored.verdict if search.scored is not None else None
     if has_say(search):
-        head = mode.chat_words(settings, verdict.route if verdict else None)
+        head = vocabulary.chat_words(scorer, verdict.route if verdict else None)
     elif search.scored is not None:
-        head = f"{mode.CHAT[mode.FUSION]}; {mode.no_say_words(settings, verdict.route if verdict else None, search.trust)}"
+        head = f"{vocabulary.CHAT[vocabulary.FUSION]}; {vocabulary.no_say_words(scorer, verdict.route if verdict else None, search.trust)}"
     elif search.no_opinion:
-        head = f"{mode.CHAT[mode.FUSION]}; {search.no_opinion}"
+        head = f"{vocabulary.CHAT[vocabulary.FUSION]}; {search.no_opinion}"
     elif search.unavailable:
-        head = f"{mode.CHAT[mode.FUSION]}; the reranker was not used: {search.unavailable_words}"
+        head = f"{vocabulary.CHAT[vocabulary.FUSION]}; the reranker was not used: {search.unavailable_words}"
     else:
-        head = mode.chat_words(settings)
+        head = vocabulary.chat_words(scorer)
     if not settings.apply:
         head = f"shadow mode, not applied: {head}"
     part = recall_line.search_words(search, settings.apply, host_result)

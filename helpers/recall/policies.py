@@ -1,7 +1,7 @@
 """After the reranker's scores: the relevance floor, recency, and diversity.
 
 Each is off by default and each, when off, leaves the plain score order untouched, so the
-off state is exactly "best score first, ties in pool order" (what ``score.ranking``
+off state is exactly "best score first, ties in pool order" (what ``async_api.ranking``
 gives). They compose in this order: the floor drops candidates on the server's scores,
 recency blends age into the relevance of what is left, MMR orders the result.
 """

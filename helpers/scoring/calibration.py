@@ -32,12 +32,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
+from ..deadline import Deadline
 from ..errors import RerankError
-from ..settings import Settings
-from . import probe_cache
-from .client import Deadline
+
+if TYPE_CHECKING:
+    from .scorers import Choice
 
 NONE, SOME, FULL, UNMEASURED = "none", "some", "full", "unmeasured"
 
@@ -213,15 +214,18 @@ _retry: dict[tuple, tuple[float, float]] = {}  # key -> (not before, the next co
 _lock = threading.Lock()
 
 
-def known(settings: Settings) -> Trust | None:
+def known(choice: Choice | None) -> Trust | None:
+    """The say kept for ``choice`` (None: no reranker, no say)."""
+    if choice is None:
+        return None
     with _lock:
-        return _known.get(probe_cache.cache_key(settings))
+        return _known.get(choice.key)
 
 
-async def trust(settings: Settings, score: ScoreFn, deadline: Deadline, embedder: Any | None = None) -> Trust:
-    """The reranker's say for these settings: kept, or measured now within ``deadline``.
+async def trust(choice: Choice, score: ScoreFn, deadline: Deadline, embedder: Any | None = None) -> Trust:
+    """The reranker's say for this choice: kept, or measured now within ``deadline``.
     An unfinished measurement is not kept, and not tried again before its cool-down."""
-    key = probe_cache.cache_key(settings)
+    key, settings = choice.key, choice.settings
     now = time.monotonic()
     with _lock:
         if key in _known:
@@ -232,12 +236,11 @@ async def trust(settings: Settings, score: ScoreFn, deadline: Deadline, embedder
     if deadline.remaining() < min(MIN_SECONDS, 0.8 * settings.timeout):
         return Trust(UNMEASURED, reason="too little of this recall's time was left to measure it")
     result = await measure(score, deadline, embedder)
-    remember(settings, result)
+    _remember(key, result)
     return result
 
 
-def remember(settings: Settings, result: Trust) -> None:
-    key = probe_cache.cache_key(settings)
+def _remember(key: tuple, result: Trust) -> None:
     with _lock:
         if result.say == UNMEASURED:
             _, cool = _retry.get(key, (0.0, RETRY_AFTER_S))
@@ -247,12 +250,12 @@ def remember(settings: Settings, result: Trust) -> None:
             _retry.pop(key, None)
 
 
-def forget(settings: Settings | None = None) -> None:
-    """Forget the measurement for ``settings`` (Test connection measures again); with None,
+def forget(choice: Choice | None = None) -> None:
+    """Forget the measurement for ``choice`` (Test connection measures again); with None,
     every measurement and the embedders' scores (reset_state)."""
     with _lock:
-        if settings is not None:
-            key = probe_cache.cache_key(settings)
+        if choice is not None:
+            key = choice.key
             _known.pop(key, None)
             _retry.pop(key, None)
             return

@@ -1,6 +1,6 @@
 """HTTP transport to a reranker: one pooled client per event loop, a total deadline per call,
 retries only where a retry can help, batches the server accepts, and a typed error for
-everything else. It knows nothing about which route to use; ``probe_cache.py`` decides that.
+everything else. It knows nothing about which route to use; ``probing.py`` decides that.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ import random
 import threading
 import time
 import weakref
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception
 
-from . import key_scrub, privacy, qwen3, server_errors
+from . import endpoint_guard, key_scrub, qwen3, server_errors
 from ..errors import (
     BatchTooLarge,
     DeadlineExceeded,
@@ -31,6 +30,7 @@ from ..errors import (
     ServerError,
     TransportError,
 )
+from ..deadline import Deadline
 from ..settings import Settings, endpoint_secret
 from .response_body import ACCEPT_ENCODING, read_capped
 from .wire import Route, split_endpoint
@@ -64,20 +64,6 @@ def forget_learned_batches() -> None:
 
 def set_backoff_scale(scale: float) -> None:
     _BACKOFF["scale"] = scale
-
-
-@dataclass
-class Deadline:
-    """The time left for one whole call, retries and batches included."""
-
-    expires_at: float
-
-    @classmethod
-    def after(cls, seconds: float) -> "Deadline":
-        return cls(time.monotonic() + seconds)
-
-    def remaining(self) -> float:
-        return self.expires_at - time.monotonic()
 
 
 # ---------------------------------------------------------------------------------------
@@ -189,7 +175,7 @@ async def _pinned(target: httpx.URL, headers: dict[str, str], settings: Settings
     """While rerank_private_only is on, connect to the address the privacy guard checked, not
     to whatever a second lookup of the name answers (DNS rebinding). Host header and TLS
     name (SNI, certificate check) stay the name. Raises ``Refused`` for a name now public."""
-    address = await privacy.pinned(settings, target.host)
+    address = await endpoint_guard.pinned(settings, target.host)
     if address is None:
         return target, headers, {}
     named = {**headers, "Host": target.netloc.decode("ascii")}

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from .. import lifecycle
 from ..settings_cache import load_settings
 from . import client
-from .score import Ranking, aprobe, arerank
+from .async_api import Ranking, aprobe, arerank
 from .verdicts import failed_report
 
 log = logging.getLogger("a0_reranker")

@@ -113,6 +113,7 @@ class ProbeReport:
     batch_limit: int | None = None
     notes: list[str] = field(default_factory=list)
     result: Verdict | None = None
+    detected_api: str | None = None  # an in-process scorer that passed names itself (a server: its chosen route's API)
     served_models: tuple[str, ...] = ()  # what the server said it serves, when it had to be named
 
     def __post_init__(self) -> None:
@@ -129,7 +130,7 @@ class ProbeReport:
             "endpoint": self.endpoint,
             "model": self.model,
             "api_setting": self.api_setting,
-            "detected_api": chosen.route.api if chosen else (self.api_setting if self.api_setting in ("lexical", "utility") and self.ok else None),
+            "detected_api": chosen.route.api if chosen else self.detected_api,
             "route": chosen.route.describe() if chosen else None,
             "templated": chosen.route.templated if chosen else None,
             "scale": self.result.scale if self.result else None,

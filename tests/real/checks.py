@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import pytest
 
-from helpers import connection_test, reranker, status_report
+from helpers import connection_test, reranker, status_report, vocabulary
 from helpers.scoring import client, verdicts
 from helpers.scoring.wire import split_endpoint
 from tests.real.train_tiny_reranker import QUESTIONS, memories
@@ -104,7 +104,7 @@ def names_the_served_models_when_none_is_set(t: Target, names: Sequence[str]) ->
     tested = asyncio.run(connection_test.run(settings))
     assert tested["report"]["reason"] == report["reason"]
     status = {**status_report.collect(), "enabled_for_agent": True, "setting_enabled": True, "has_reranker": True, "wrap_live": True}
-    first = status_report.summary_text(status, probe=report).splitlines()[0]
+    first = vocabulary.status_text(status, probe=report).splitlines()[0]
     assert first == f"RERANKER NOT WORKING (recall uses built-in fusion meanwhile): {report['reason']}"
     env = {**os.environ, "A0RR_TEST_KEY": t.config.get("rerank_api_key", "")}
     out = subprocess.run([sys.executable, "-m", "helpers.cli", "probe", t.url, "--api-key-env", "A0RR_TEST_KEY"],

@@ -76,10 +76,12 @@ def use(host, agent, model) -> None:
 
 def verdict_of(host, agent):
     """(passed verdict or None, kept failure or None) for the agent's current settings."""
-    probe_cache = host.import_plugin("helpers.scoring.probe_cache")
+    probing = host.import_plugin("helpers.scoring.probing")
+    scorers = host.import_plugin("helpers.scoring.scorers")
     settings = host.import_plugin("helpers.settings_cache").load_settings(None, agent)
     with host.import_plugin("helpers.scoring.calling_agent").asking(agent):
-        return probe_cache.cached(settings), probe_cache.kept_failure(settings)
+        choice = scorers.choose(settings)
+        return probing.cached(choice), probing.kept_failure(choice)
 
 
 def test_the_real_model_is_probed_once_and_recall_is_exactly_fused_unless_it_passed(host, model_server):

@@ -3,13 +3,15 @@ that picks the scorer for a set of settings.
 
 Each is a small module with the same few methods and declarations (base.py), in the spirit
 of scoring/wire/: a reranker server (remote.py, which detects its wire dialect), the
-in-process cross-encoder (local.py), the built-in BM25 (lexical.py, over ../bm25.py) and Agent Zero's
-utility model as the judge (utility.py). A new kind of
-scorer is a module here and an entry in ``BY_API``; detection, the score cache, the breaker
-and the privacy guard apply to it by what it declares.
+in-process cross-encoder (local.py), the built-in BM25 (lexical.py, over ../bm25.py) and Agent
+Zero's utility model as the judge (utility.py). A new kind of scorer is a module here and an
+entry in ``IN_PROCESS`` (or a wire dialect, for a server); detection, the score cache, the
+breaker, the endpoint guard and the words every view uses apply to it by what it declares.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ...settings import Settings
 from .base import Scorer
@@ -18,16 +20,42 @@ from .local import LOCAL
 from .remote import REMOTE
 from .utility import UTILITY
 
-# The rerank_api values that name an in-process scorer; every other value (auto, rerank,
-# qwen3_score) means a server, detected or pinned by remote.py.
-BY_API: dict[str, Scorer] = {"lexical": LEXICAL, "local": LOCAL, "utility": UTILITY}
+# The scorers a rerank_api value names, keyed by what each declares (``api``); every other
+# value (auto, rerank, qwen3_score) names a server at rerank_endpoint, detected or pinned
+# by remote.py. The one table of APIs and their kinds: the settings' choices are checked
+# against it (tests/test_scorers.py).
+BY_API: dict[str, Scorer] = {scorer.api: scorer for scorer in (LEXICAL, LOCAL, UTILITY)}
 
 
 def for_settings(settings: Settings) -> Scorer | None:
     """The scorer these settings name, or None: no reranker, the built-in fusion alone."""
-    if not settings.has_reranker:
-        return None
-    return BY_API.get(settings.api, REMOTE)
+    named = BY_API.get(settings.api)
+    if named is not None:
+        return named
+    return REMOTE if settings.endpoint else None
 
 
-__all__ = ["Scorer", "BY_API", "LEXICAL", "LOCAL", "REMOTE", "UTILITY", "for_settings"]
+@dataclass(frozen=True)
+class Choice:
+    """The scorer a call uses and the key its verdict (and its scores, its say) are kept
+    under: decided once per call (score.score_documents) and passed down."""
+
+    settings: Settings
+    scorer: Scorer
+    key: tuple
+
+
+def verdict_key(settings: Settings, scorer: Scorer) -> tuple:
+    """What a probe's verdict depends on: the endpoint, model, API, instruction, document
+    budget and key, and what the scorer adds (the utility model, its budgets)."""
+    return (settings.endpoint, settings.model, settings.api, settings.instruction, settings.max_doc_chars,
+            settings.key_fingerprint, *scorer.verdict_key(settings))
+
+
+def choose(settings: Settings) -> Choice | None:
+    """The settings' scorer and its verdict key, or None when they name no reranker."""
+    scorer = for_settings(settings)
+    return None if scorer is None else Choice(settings, scorer, verdict_key(settings, scorer))
+
+
+__all__ = ["Scorer", "Choice", "BY_API", "LEXICAL", "LOCAL", "REMOTE", "UTILITY", "for_settings", "choose", "verdict_key"]

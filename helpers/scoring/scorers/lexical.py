@@ -13,26 +13,27 @@ from __future__ import annotations
 import asyncio
 from typing import Sequence
 
+from ... import vocabulary
+from ...deadline import Deadline
 from ...settings import Settings
 from .. import bm25
-from ..client import Deadline
+from .base import InProcess
 from ..verdicts import PROBE_DOCS, PROBE_QUERY, ProbeReport, Verdict
 
 
-class LexicalScorer:
+class LexicalScorer(InProcess):
     name = "lexical"
-    sends_text = False
-    may_go_down = False
+    api = "lexical"
+    mode = vocabulary.LEXICAL
     caches_scores = False  # scoring is cheaper than looking the scores up
     needs_warm_up = False
-    probes_once = False
 
     def verdict_key(self, settings: Settings) -> tuple:
         return ()
 
     async def probe(self, settings: Settings, deadline: Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
         rel, near, irr = bm25.bm25_scores(PROBE_QUERY, PROBE_DOCS)
-        report.ok, report.verdict = True, "ok"
+        report.ok, report.verdict, report.detected_api = True, "ok", self.api
         report.reason = "built-in BM25 (lexical, no server): ranks by shared words, not meaning"
         report.result = Verdict(None, "bm25", rel, irr)
 

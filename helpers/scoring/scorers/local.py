@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ... import lifecycle
+from ... import lifecycle, vocabulary
+from ...deadline import Deadline
 from ...errors import DeadlineExceeded, NotConfigured
 from ...settings import Settings
-from ..client import Deadline
 from ..verdicts import PROBE_DOCS, PROBE_QUERY, ProbeReport, Verdict, judge
+from .base import InProcess
 
 INSTALL_HINT = "install it with: pip install sentence-transformers (Agent Zero already ships it)"
 RETRY_FAILED_LOAD_S = 60.0
@@ -234,13 +235,12 @@ async def probe_into(settings: Settings, report: ProbeReport) -> None:
         report.result = Verdict(None, loaded.scale, rel, irr, quality=judgement.verdict)
 
 
-class LocalScorer:
+class LocalScorer(InProcess):
     name = "local"
-    sends_text = False  # nothing leaves the process
-    may_go_down = False  # a missing package or model is reported, not retried by a breaker
+    api = "local"
+    mode = vocabulary.LOCAL
     caches_scores = False
     needs_warm_up = True  # the model loads once, in a thread, before the first recall
-    probes_once = False
 
     def verdict_key(self, settings: Settings) -> tuple:
         return _key(settings)

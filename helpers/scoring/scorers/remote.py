@@ -11,28 +11,46 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
+from ...deadline import Deadline
 from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, ServerError, TransportError
-from ...settings import Settings
-from .. import client
+from ... import vocabulary
+from ...settings import Settings, shown_endpoint
+from .. import client, endpoint_guard
 from ..verdicts import Attempt, Judgement, PROBE_DOCS, PROBE_QUERY, ProbeReport, SWAP_TOLERANCE, Verdict, judge
 from ..wire import Route, TEI, TEI_DEFAULT_BATCH, candidate_routes, split_endpoint
 
 
 class RemoteScorer:
     name = "remote"
+    api = None  # auto, rerank, qwen3_score: a server at rerank_endpoint
+    mode = vocabulary.REMOTE
     sends_text = True  # memory text leaves the process: the privacy guard applies
     may_go_down = True  # a server can fail for a while: the circuit breaker applies
     caches_scores = True  # a round trip is worth saving: the score cache applies
     needs_warm_up = False
     probes_once = False
+    asks_utility_model = False
+    judges_recall_at_once = False
 
     def verdict_key(self, settings: Settings) -> tuple:
         return ()  # the endpoint, model, API, instruction and key are in every verdict's key
 
-    async def probe(self, settings: Settings, deadline: client.Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
+    def breaker_key(self, settings: Settings) -> str:
+        return f"{shown_endpoint(settings.endpoint)}|{settings.model}|{settings.api}"  # the status views list these keys
+
+    def owns_breaker(self, settings: Settings, key: str) -> bool:
+        return key == self.breaker_key(settings)
+
+    def guarded_endpoint(self, settings: Settings) -> tuple[str, str] | None:
+        if not settings.endpoint:
+            return None
+        host = endpoint_guard.hostname(settings.endpoint)
+        return host, host or "the endpoint"
+
+    async def probe(self, settings: Settings, deadline: Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
         await _probe(settings, deadline, report)
 
-    async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: client.Deadline) -> list[float]:
+    async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline) -> list[float]:
         return await client.score(settings, verdict.route, query, documents, deadline, batch_limit=verdict.batch_limit)
 
     def warm(self, settings: Settings) -> None:
@@ -42,7 +60,7 @@ class RemoteScorer:
 REMOTE = RemoteScorer()
 
 
-async def _probe(settings: Settings, deadline: client.Deadline, report: ProbeReport) -> None:
+async def _probe(settings: Settings, deadline: Deadline, report: ProbeReport) -> None:
     fallback: tuple[Attempt, Judgement] | None = None
     for route in candidate_routes(settings.endpoint, settings.api):
         attempt = await _try_route(settings, route, deadline)
@@ -67,7 +85,7 @@ async def _probe(settings: Settings, deadline: client.Deadline, report: ProbeRep
     _explain_failure(report)
 
 
-async def _try_route(settings: Settings, route: Route, deadline: client.Deadline) -> Attempt:
+async def _try_route(settings: Settings, route: Route, deadline: Deadline) -> Attempt:
     started = time.monotonic()
     attempt = Attempt(route, "error", "")
     try:
@@ -96,7 +114,7 @@ async def _try_route(settings: Settings, route: Route, deadline: client.Deadline
     return attempt
 
 
-async def _accept(settings: Settings, report: ProbeReport, attempt: Attempt, judgement: Judgement, deadline: client.Deadline) -> None:
+async def _accept(settings: Settings, report: ProbeReport, attempt: Attempt, judgement: Judgement, deadline: Deadline) -> None:
     route = attempt.route
     batch_limit = await _batch_limit(settings, route, deadline)
     report.ok = True
@@ -111,7 +129,7 @@ async def _accept(settings: Settings, report: ProbeReport, attempt: Attempt, jud
         report.reason += "; raw text ranked wrongly, so the Qwen3 judge prompt is rendered here"
 
 
-async def _batch_limit(settings: Settings, route: Route, deadline: client.Deadline) -> int | None:
+async def _batch_limit(settings: Settings, route: Route, deadline: Deadline) -> int | None:
     if route.dialect is not TEI:
         return None
     base, _ = split_endpoint(settings.endpoint)

@@ -9,7 +9,7 @@ becomes one score per memory. The model is the one of the agent the call is made
 
 What applies around it (scoring/score.py), by what it declares: memory text leaves the
 process when the utility model is a hosted API, so redaction applies; the private-only
-guard checks the utility model's api_base (privacy.py), a hosted one has none. The breaker counts its failures per utility model; scores are cached per model
+guard checks the utility model's api_base (endpoint_guard.py), a hosted one has none. The breaker counts its failures per utility model; scores are cached per model
 (verdict_key), and the verdict too, so switching the utility model probes again.
 """
 
@@ -21,10 +21,11 @@ import threading
 import time
 from typing import Any, Sequence
 
+from ... import vocabulary
+from ...deadline import Deadline
 from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, TooSlow, TransportError
 from ...settings import Settings
-from .. import calling_agent, judge
-from ..client import Deadline
+from .. import calling_agent, endpoint_guard, judge
 from ..verdicts import IRRELEVANT, NEAR_MISS, PROBE_QUERY, ProbeReport, RELEVANT, Verdict
 
 NAME = "Agent Zero's utility model"
@@ -52,17 +53,39 @@ _LATENCIES = 50  # recent answer times kept per model, for the status views and 
 
 class UtilityScorer:
     name = "utility"
+    api = "utility"
+    mode = vocabulary.UTILITY
     sends_text = True  # the utility model may be a hosted API: redaction applies
     may_go_down = True  # a provider can fail or rate-limit for a while: the breaker applies
     caches_scores = True  # an LLM call is worth saving: the score cache applies
     needs_warm_up = False
     # Its probe costs three LLM calls: the verdict, passed or failed (too slow, misranks),
-    # is kept for the settings, never asked again per search (scoring/probe_cache.py).
+    # is kept for the settings, never asked again per search (scoring/probing.py).
     probes_once = True
+    asks_utility_model = True
+    judges_recall_at_once = True  # memories and solutions in one prompt (recall/judge_call.py)
 
     def __init__(self) -> None:
         self._latencies: dict[str, collections.deque] = {}
         self._lock = threading.Lock()
+
+    def breaker_key(self, settings: Settings) -> str:
+        # No endpoint: what fails is the utility model of the agent asking.
+        return f"{calling_agent.model_name(calling_agent.current())}|utility"
+
+    def owns_breaker(self, settings: Settings, key: str) -> bool:
+        # One breaker per utility model, and no agent is asking at a Save: all of them.
+        return key.endswith("|utility")
+
+    def guarded_endpoint(self, settings: Settings) -> tuple[str, str] | None:
+        """The judge sends memory text to the calling agent's utility model: its api_base is
+        the endpoint to check. No api_base is a provider's hosted service: never private."""
+        agent = calling_agent.current()
+        if agent is None:
+            return None  # nobody to ask: no text can go anywhere (the judge says there is no agent)
+        endpoint = calling_agent.utility_endpoint(agent)
+        host = endpoint_guard.hostname(endpoint) if endpoint else ""
+        return host, vocabulary.utility_endpoint_named(calling_agent.model_name(agent), endpoint, host)
 
     def verdict_key(self, settings: Settings) -> tuple:
         # Another utility model (a per-chat override, a changed setting) is probed again and
@@ -93,7 +116,7 @@ class UtilityScorer:
                              f"{len(PROBE_ORDERS)} trials: {wrong}")
             return
         weak = any(off_topic for _, _, off_topic in trials)
-        report.ok = True
+        report.ok, report.detected_api = True, self.api
         report.verdict = "weak" if weak else "ok"
         what = "ranks the probe correctly" if not weak else "puts the answer first but also lists the off-topic memory"
         report.reason = (f"{NAME} ({report.model}) {what} in {len(PROBE_ORDERS)} trials, answering within {seconds:.1f} s "

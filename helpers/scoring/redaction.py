@@ -1,25 +1,16 @@
-"""The privacy guard for hosted rerankers: refuse endpoints outside this machine's networks
-(``rerank_private_only``), and mask secrets in memory text before it leaves the machine
-(``rerank_redact``).
+"""Redaction (``rerank_redact``): secrets in memory text masked before it leaves the
+machine for a reranker server or a hosted utility model, and the query masked in the
+decision log.
 
-Redaction is tuned against false positives on ordinary prose: "the password policy" and
-"the token is valid for a day" stay as they are; "password: hunter2", "my password is
-hunter2", keys, bearer tokens and e-mail addresses are masked.
+Tuned against false positives on ordinary prose: "the password policy" and "the token is
+valid for a day" stay as they are; "password: hunter2", "my password is hunter2", keys,
+bearer tokens and e-mail addresses are masked.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import re
-import socket
-import threading
-import time
-from urllib.parse import urlsplit
-
-from ..errors import Refused
-from ..settings import Settings
-from . import calling_agent
 
 # Every pattern here runs in time linear in the text: a memory is hostile input too (12 KB
 # of "v1.2v1.2..." took 49 s through the lazy name prefix these patterns once had). The
@@ -169,169 +160,3 @@ async def redact_for_sending(query: str, documents, max_doc_chars: int) -> tuple
     every chat on the loop. The hop costs well under a millisecond."""
     cut = [d[: max_doc_chars + _CUT_MARGIN] for d in documents]
     return await asyncio.to_thread(_redact_all, query, cut)
-
-
-# --- which endpoints are private ----------------------------------------------------------
-# RFC 6598 shared address space (carrier-grade NAT, Tailscale): never routed on the
-# public internet, but ``is_private`` is False for it.
-_SHARED = ipaddress.ip_network("100.64.0.0/10")
-_RESOLVE_TTL_S = 300.0
-_resolved: dict[str, tuple[float, bool]] = {}
-_resolved_lock = threading.Lock()
-
-
-def _private_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback or address.is_private or address.is_link_local or (
-        isinstance(address, ipaddress.IPv4Address) and address in _SHARED
-    )
-
-
-def _is_localhost(host: str) -> bool:
-    host = host.lower()
-    return host in ("localhost", "localhost.localdomain") or host.endswith(".localhost")
-
-
-def _literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(host.strip("[]").split("%")[0])
-    except ValueError:
-        return None
-
-
-def _lookup(host: str) -> tuple[bool, str | None]:
-    """(private?, the address to connect to). A name is resolved once here; every address it
-    has must be private, and the first one is what the client connects to (``pinned``), so a
-    second lookup by the connection cannot land somewhere this one did not check."""
-    try:
-        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError):
-        return False, None
-    addresses = [str(info[4][0]).split("%")[0] for info in infos]
-    private = bool(addresses) and all(_private_address(ipaddress.ip_address(a)) for a in addresses)
-    return private, (addresses[0] if private else None)
-
-
-def _hostname(url: str) -> str:
-    try:
-        return urlsplit(url).hostname or ""
-    except ValueError:
-        return ""
-
-
-def _guarded(settings: Settings) -> tuple[str, str] | None:
-    """(the host to check, how a refusal names it); None when nothing is to be checked.
-    Callers ask only for a scorer that sends text away (scoring/scorers/: ``sends_text``):
-    a reranker server's endpoint, or the endpoint of the utility model the judge asks."""
-    if not settings.private_only:
-        return None
-    if settings.api == "utility":
-        return _utility_guarded()
-    if not settings.endpoint:
-        return None
-    host = _hostname(settings.endpoint)
-    return host, host or "the endpoint"
-
-
-def _utility_guarded() -> tuple[str, str] | None:
-    """The judge sends memory text to the calling agent's utility model: its api_base is
-    the endpoint to check. No api_base is a provider's hosted service: never private."""
-    agent = calling_agent.current()
-    if agent is None:
-        return None  # nobody to ask: no text can go anywhere (the judge says there is no agent)
-    endpoint = calling_agent.utility_endpoint(agent)
-    what = f"Agent Zero's utility model ({calling_agent.model_name(agent)})"
-    if endpoint is None:
-        return "", f"{what}, whose endpoint cannot be read from Agent Zero's model settings,"
-    if not endpoint:
-        return "", f"{what}, which has no api_base and so runs at its provider's hosted service,"
-    host = _hostname(endpoint)
-    return host, f"{what} at {host or 'its api_base'}"
-
-
-def _refusal_text(shown: str) -> str:
-    return f"refused by the privacy guard: {shown} is not on loopback or a private network (setting 'rerank_private_only')"
-
-
-def _known(host: str) -> tuple[bool, str | None] | None:
-    with _resolved_lock:
-        hit = _resolved.get(host)
-    return hit[1:] if hit and hit[0] > time.monotonic() else None
-
-
-def _remember(host: str, answer: tuple[bool, str | None]) -> tuple[bool, str | None]:
-    with _resolved_lock:
-        if len(_resolved) > 256:
-            _resolved.clear()
-        _resolved[host] = (time.monotonic() + _RESOLVE_TTL_S, *answer)
-    return answer
-
-
-def _look_up_now(host: str) -> tuple[bool, str | None]:
-    """(private?, pinned address): literals and localhost need no lookup (and no pin)."""
-    if not host:
-        return False, None
-    literal = _literal(host)
-    if literal is not None:
-        return _private_address(literal), None
-    if _is_localhost(host):
-        return True, None
-    return _lookup(host)
-
-
-async def _look_up(host: str) -> tuple[bool, str | None]:
-    return _known(host) or _remember(host, await asyncio.to_thread(_look_up_now, host))
-
-
-async def check(settings: Settings) -> str:
-    """Why memory text may not be sent to this endpoint ("" when it may). A name lookup
-    runs in a thread, and is remembered a while."""
-    guarded = _guarded(settings)
-    if guarded is None:
-        return ""
-    host, shown = guarded
-    return "" if host and (await _look_up(host))[0] else _refusal_text(shown)
-
-
-async def pinned(settings: Settings, host: str) -> str | None:
-    """The address to connect to for ``host`` while rerank_private_only is on: the one the
-    guard checked (DNS rebinding: a name that answers 127.0.0.1 to the check and a public
-    address to the connection must never reach the second). None: connect by the name
-    itself (an IP literal, localhost, or the guard is off). Raises ``Refused`` when the name
-    is (now) not private."""
-    if not settings.private_only or not host:
-        return None
-    private, address = await _look_up(host)
-    if not private:
-        raise Refused(_refusal_text(host))
-    return address
-
-
-def forget() -> None:
-    """Drop remembered name lookups (tests; a changed network)."""
-    with _resolved_lock:
-        _resolved.clear()
-
-
-def notes(settings: Settings, sends_text: bool) -> list[str]:
-    """What the probe report says about the guard, for a scorer that does or does not send
-    memory text away."""
-    out = []
-    remote = sends_text
-    if settings.api == "utility" and settings.private_only:
-        out.append(
-            "privacy guard: Agent Zero's utility model judges only when its api_base is on loopback or a private "
-            "network (a local utility model: Ollama, LM Studio, vLLM); a hosted one (no api_base) is refused"
-        )
-    elif settings.private_only:
-        out.append(
-            "privacy guard: only loopback and private-network endpoints are allowed"
-            if remote else "privacy guard: nothing leaves this machine (in-process reranker)"
-        )
-    if settings.redact:
-        out.append(
-            "privacy guard: e-mails, keys and passwords are masked before memory text is sent"
-            if remote else "privacy guard: redaction not needed, the in-process reranker sends nothing"
-        )
-    return out

@@ -1,9 +1,9 @@
-"""Which scorer judges the pool, and does it rank correctly? Probed once, then cached.
+"""Probing a scorer, and keeping its verdict: does it rank correctly, and on what scale?
 
 ``probe`` asks the settings' scorer (scoring/scorers/) to judge the three probe documents
-and fill a report (scoring/verdicts.py); a good verdict is cached per (endpoint, model, api,
-instruction, document budget, key fingerprint, and what the scorer adds) and dropped when
-that endpoint starts failing. With no scorer at all the plugin runs its built-in fusion,
+and fill a report (scoring/verdicts.py); a good verdict is kept under the choice's verdict
+key (scorers.verdict_key: endpoint, model, api, instruction, document budget, key
+fingerprint, and what the scorer adds) and dropped when that endpoint starts failing. With no scorer at all the plugin runs its built-in fusion,
 which the report says in words.
 
 A scorer whose probe is costly (``probes_once``: the utility judge, three LLM calls) keeps
@@ -21,10 +21,12 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .. import mode
+from .. import vocabulary
+from ..deadline import Deadline
 from ..errors import DeadlineExceeded, NotConfigured, ProbeFailed, RerankError
 from ..settings import Settings
-from . import client, scorers
+from . import scorers
+from .scorers import Choice
 from .verdicts import ProbeReport, Verdict
 
 _cache: dict[tuple, Verdict] = {}
@@ -49,53 +51,57 @@ _kept: dict[tuple, _Kept] = {}
 _trials: set = set()  # the background trials running, so none is collected half-way
 
 
-def cache_key(settings: Settings) -> tuple:
-    scorer = scorers.for_settings(settings)
-    own = scorer.verdict_key(settings) if scorer is not None else ()
-    return (settings.endpoint, settings.model, settings.api, settings.instruction, settings.max_doc_chars, settings.key_fingerprint, *own)
-
-
-def cached(settings: Settings) -> Verdict | None:
+def cached(choice: Choice | None) -> Verdict | None:
+    """The passed verdict kept for ``choice``, or None (None too when there is no reranker)."""
+    if choice is None:
+        return None
     with _cache_lock:
-        return _cache.get(cache_key(settings))
+        return _cache.get(choice.key)
 
 
-def forget(settings: Settings | None = None) -> None:
-    """Drop the verdict for ``settings`` (all verdicts when None), passed or kept failed:
+def forget(choice: Choice | None = None) -> None:
+    """Drop the verdict for ``choice`` (all verdicts when None), passed or kept failed:
     the endpoint is failing, or a person asks again (Test connection)."""
     with _cache_lock:
-        for key in list(_cache) + list(_kept) if settings is None else [cache_key(settings)]:
+        for key in list(_cache) + list(_kept) if choice is None else [choice.key]:
             _cache.pop(key, None)
             _kept.pop(key, None)
 
 
-def known_failure(settings: Settings) -> ProbeFailed | None:
-    """The failed verdict kept for ``settings``, or None. Past its cool-down, a trial
+def known_failure(choice: Choice) -> ProbeFailed | None:
+    """The failed verdict kept for ``choice``, or None. Past its cool-down, a trial
     starts in the background (on the running event loop) while this one still stands."""
-    key = cache_key(settings)
     with _cache_lock:
-        kept = _kept.get(key)
+        kept = _kept.get(choice.key)
         due = kept is not None and not kept.trying and _clock() >= kept.retry_at
         if due:
             kept.trying = True
     if kept is None:
         return None
     if due:
-        _try_again(settings, kept)
+        _try_again(choice, kept)
     return kept.error
 
 
-def kept_failure(settings: Settings) -> ProbeFailed | None:
-    """The failed verdict kept for ``settings``, without starting a trial (the status views)."""
+def kept_failure(choice: Choice | None) -> ProbeFailed | None:
+    """The failed verdict kept for ``choice``, without starting a trial (the status views)."""
+    if choice is None:
+        return None
     with _cache_lock:
-        kept = _kept.get(cache_key(settings))
+        kept = _kept.get(choice.key)
     return kept.error if kept is not None else None
 
 
-def keep_failure(settings: Settings, verdict: str, reason: str) -> None:
-    """Keep a failed verdict for ``settings`` (a probes_once scorer's), dropping a passed
+def keeps_out(choice: Choice | None) -> bool:
+    """A kept failed verdict keeps this scorer out of recall (a probes_once scorer too slow
+    for recall, or misranking the probe): the search gathers and costs what fusion alone does."""
+    return choice is not None and kept_failure(choice) is not None
+
+
+def keep_failure(choice: Choice, verdict: str, reason: str) -> None:
+    """Keep a failed verdict for ``choice`` (a probes_once scorer's), dropping a passed
     one; each failure in a row doubles the wait before the next trial."""
-    key = cache_key(settings)
+    key = choice.key
     with _cache_lock:
         previous = _kept.get(key)
         cooldown = FIRST_RETRY_S if previous is None else min(MAX_RETRY_S, previous.cooldown * 2)
@@ -103,7 +109,7 @@ def keep_failure(settings: Settings, verdict: str, reason: str) -> None:
         _cache.pop(key, None)
 
 
-def _try_again(settings: Settings, kept: _Kept) -> None:
+def _try_again(choice: Choice, kept: _Kept) -> None:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # no loop to run a trial on: the next search with one starts it
@@ -114,7 +120,7 @@ def _try_again(settings: Settings, kept: _Kept) -> None:
         try:
             # The whole rerank_timeout, as a recall's first search gives it: the trial
             # tells whether the judge now answers within what recall can give.
-            await probe(settings, client.Deadline.after(settings.timeout))
+            await _probe(choice.settings, choice, Deadline.after(choice.settings.timeout))
         finally:
             kept.trying = False
 
@@ -128,16 +134,16 @@ def background_trials() -> list:
     return list(_trials)
 
 
-async def resolve(settings: Settings, deadline: client.Deadline) -> Verdict:
+async def resolve(choice: Choice, deadline: Deadline) -> Verdict:
     """The cached verdict, or a fresh probe; raises ``RerankError`` when nothing usable
     answers, or when a kept failed verdict stands (``known_failure``)."""
-    verdict = cached(settings)
+    verdict = cached(choice)
     if verdict is not None:
         return verdict
-    failed = known_failure(settings)
+    failed = known_failure(choice)
     if failed is not None:
         raise failed
-    report = await probe(settings, deadline)
+    report = await _probe(choice.settings, choice, deadline)
     if not report.ok or report.result is None:
         if report.verdict == "not_configured":
             raise NotConfigured(report.reason)
@@ -148,34 +154,38 @@ async def resolve(settings: Settings, deadline: client.Deadline) -> Verdict:
     return report.result
 
 
-async def probe(settings: Settings, deadline: client.Deadline | None = None, *, fresh: bool = False) -> ProbeReport:
-    """Probe the settings' scorer live; cache and return what was found. Never raises.
+async def probe(settings: Settings, deadline: Deadline | None = None, *, fresh: bool = False) -> ProbeReport:
+    """Probe the settings' scorer live; keep and return what was found. Never raises.
     ``fresh``: asked for by a person (Test connection), so nothing remembered holds it back."""
+    return await _probe(settings, scorers.choose(settings), deadline or Deadline.after(settings.timeout), fresh=fresh)
+
+
+async def _probe(settings: Settings, choice: Choice | None, deadline: Deadline, *, fresh: bool = False) -> ProbeReport:
     started = time.monotonic()
-    deadline = deadline or client.Deadline.after(settings.timeout)
     report = ProbeReport(False, "error", "", settings.endpoint, settings.model, settings.api)
-    scorer = scorers.for_settings(settings)
     try:
-        if scorer is None:
+        if choice is None:
             _no_reranker(settings, report)
         else:
-            await scorer.probe(settings, deadline, report, fresh=fresh)
+            await choice.scorer.probe(settings, deadline, report, fresh=fresh)
     except RerankError as exc:  # the deadline, typically
         report.verdict, report.reason = ("timeout" if isinstance(exc, DeadlineExceeded) else "error"), str(exc)
     report.latency_ms = (time.monotonic() - started) * 1000
+    if choice is None:
+        return report
     if report.ok and report.result is not None:
         with _cache_lock:
-            _cache[cache_key(settings)] = report.result
-            _kept.pop(cache_key(settings), None)
-    elif report.verdict in KEPT_VERDICTS and scorer is not None and scorer.probes_once:
-        keep_failure(settings, report.verdict, report.reason)
+            _cache[choice.key] = report.result
+            _kept.pop(choice.key, None)
+    elif report.verdict in KEPT_VERDICTS and choice.scorer.probes_once:
+        keep_failure(choice, report.verdict, report.reason)
     return report
 
 
 def _no_reranker(settings: Settings, report: ProbeReport) -> None:
     if settings.api == "auto":  # the built-in default: nothing to connect to, nothing wrong
         report.ok, report.verdict = True, "fusion"
-        report.reason = (f"{mode.describe(settings)}: recall fuses the plugin's searches by rank; "
+        report.reason = (f"{vocabulary.describe(settings, None)}: recall fuses the plugin's searches by rank; "
                          "set 'rerank_endpoint' to add a reranker server")
     else:
         report.verdict = "not_configured"

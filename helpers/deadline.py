@@ -1,0 +1,25 @@
+"""A deadline: the time left for one piece of work, as a point on the monotonic clock.
+
+The bottom floor: a recall's one deadline (recall/budget.py), a reranker call's share of
+it, a probe's and the calibration's all are one of these, passed down from where the time
+was decided; nothing below re-derives it from a setting.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """When the time for a whole call runs out, retries and batches included."""
+
+    expires_at: float
+
+    @classmethod
+    def after(cls, seconds: float) -> "Deadline":
+        return cls(time.monotonic() + seconds)
+
+    def remaining(self) -> float:
+        return self.expires_at - time.monotonic()

@@ -1,0 +1,90 @@
+"""The asynchronous side of the public API (reranker.py; sync.py is the synchronous one):
+``arerank`` for other plugins, ``aprobe`` for Test connection and the status tool, and
+``warm_up`` at Agent Zero's start. Each turns every failure into its documented answer
+(None, a failed report, a log line): nothing raises into the caller's code."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Mapping, Sequence
+
+from .. import vocabulary
+from ..deadline import Deadline
+from ..errors import RerankError
+from ..settings import SettingsError
+from ..settings_cache import load_settings
+from . import calibration, endpoint_guard, probing, scorers
+from .score import earned_say, score_documents
+from .verdicts import failed_report
+
+log = logging.getLogger("a0_reranker")
+
+Ranking = list[tuple[int, float]]
+
+
+def ranking(scores: Sequence[float]) -> Ranking:
+    """Best first; ties keep the input order, so equal scores never shuffle documents."""
+    return sorted(((i, s) for i, s in enumerate(scores)), key=lambda pair: (-pair[1], pair[0]))
+
+
+async def arerank(query: str, documents: Sequence[str], *, config: Mapping[str, Any] | None = None) -> Ranking | None:
+    try:
+        documents = list(documents)
+        if not documents:
+            return []
+        if not isinstance(query, str) or not all(isinstance(d, str) for d in documents):
+            raise TypeError("query and documents must be strings")
+        settings = load_settings(config)
+        if not settings.enabled or scorers.for_settings(settings) is None:
+            return None
+        return ranking((await score_documents(settings, query, documents)).scores)
+    except asyncio.CancelledError:
+        raise
+    except (RerankError, SettingsError, TypeError) as exc:
+        log.info("a0_reranker: rerank unavailable: %s", exc)
+        return None
+    except Exception:  # never into the caller's code
+        log.exception("a0_reranker: unexpected error in arerank")
+        return None
+
+
+async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A live correctness probe; the report as a dict (no secrets). Never raises."""
+    try:
+        settings = load_settings(config)
+    except SettingsError as exc:
+        return {**failed_report("bad_setting", str(exc)), "setting": exc.key}
+    choice = scorers.choose(settings)
+    scorer = choice.scorer if choice is not None else None
+    refusal = await endpoint_guard.check(settings, scorer) if scorer is not None and scorer.sends_text else ""
+    if refusal:
+        return failed_report("refused", refusal, settings.endpoint, vocabulary.privacy_notes(settings, scorer))
+    if choice is not None:
+        probing.forget(choice)  # a person asks: what was kept holds nothing back
+    report = await probing.probe(settings, fresh=True)
+    out = report.as_dict()
+    out["notes"] += vocabulary.privacy_notes(settings, scorer)
+    out["mode_text"] = vocabulary.describe(settings, scorer, out.get("route"))
+    if report.ok and report.result is not None and choice is not None:
+        # How much say it earns in recall: measured again, as a person asked.
+        calibration.forget(choice)
+        trust = await earned_say(settings, Deadline.after(CALIBRATION_S))
+        out["trust"] = trust.as_dict()
+        out["trust_text"] = calibration.words(trust, vocabulary.judge_name(scorer, report.result.route))
+    return out
+
+
+CALIBRATION_S = 30.0  # Test connection's calibration: a person waits, but not for ever
+
+
+def warm_up() -> None:
+    """At start: let the scorer load what its first recall would wait for (the in-process
+    cross-encoder), in the background, and probe it."""
+    try:
+        settings = load_settings(None)
+        scorer = scorers.for_settings(settings)
+        if settings.enabled and scorer is not None and scorer.needs_warm_up:
+            probing.warm_in_background(settings)
+    except Exception as exc:
+        log.info("a0_reranker: warm-up skipped: %s", exc)

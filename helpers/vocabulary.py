@@ -1,0 +1,242 @@
+"""What the plugin is doing, in plain words: the one vocabulary every view uses — the chat's
+recall line, the panel and Test connection (served to the browser by
+api/settings_fields.py, like the settings' limits), the status API and tool, the chat
+skill and the CLI. Its data file, vocabulary.json, holds Test connection's verdicts.
+
+The words differ by scorer only through what the scorer declares (scoring/scorers/base.py:
+its ``mode``, ``asks_utility_model``, ``sends_text``), so a new scorer speaks by declaring.
+A reason (an exception's message, a probe's finding) is said where the rule that found it
+lives and quoted here as it is. No word here holds a path or a URL: the web UI turns
+path-like text in a recall step into file-browser links."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from .settings import Settings, shown_endpoint
+
+OFF = "off"
+FUSION = "fusion"
+LEXICAL = "fusion+lexical"
+LOCAL = "fusion+local"
+REMOTE = "fusion+reranker"
+UTILITY = "fusion+utility"
+
+
+def mode(settings: Settings, scorer: Any) -> str:
+    """The mode's name; ``scorer``: the settings' scorer (scorers.for_settings), or None."""
+    if not settings.enabled:
+        return OFF
+    return FUSION if scorer is None else scorer.mode
+
+
+# The chat's recall line names what ordered the memories, once per recall.
+CHAT = {
+    FUSION: "ordered by the plugin's own searches, no reranker",
+    LEXICAL: "reranked by the built-in word matcher (BM25)",
+    LOCAL: "reranked by the in-process cross-encoder",
+    UTILITY: "judged by Agent Zero's utility model",
+}
+# A server by the wire it speaks; the rerank family (Cohere, Jina, Infinity, llama.cpp,
+# vLLM /rerank) shares one wire, so it is named by its role.
+SERVERS = {"tei": "your TEI server", "vllm-score": "your vLLM server", "voyage": "the Voyage API",
+           "mixedbread": "the Mixedbread API"}
+SERVER = "your reranker server"
+QWEN3 = "your Qwen3-Reranker on vLLM"
+
+# Test connection's verdicts: a headline and what to do next, per verdict; data, kept in
+# vocabulary.json beside this module.
+DATA = Path(__file__).with_name("vocabulary.json")
+
+
+@functools.lru_cache(maxsize=1)
+def verdict_words() -> dict[str, dict[str, str]]:
+    return json.loads(DATA.read_text(encoding="utf-8"))["verdicts"]
+
+
+def chat_words(scorer: Any, route: Any = None) -> str:
+    """What ordered a recall's memories, for the chat's line (``scorer`` None: fusion alone).
+    ``route``: the detected route of a server (helpers/wire), when one answered."""
+    current = FUSION if scorer is None else scorer.mode
+    if current in CHAT:
+        return CHAT[current]
+    if route is None:
+        return f"reranked by {SERVER}"
+    if route.templated:
+        return f"reranked by {QWEN3}"
+    return f"reranked by {SERVERS.get(route.dialect.name, SERVER)}"
+
+
+def judge_name(scorer: Any, route: Any = None) -> str:
+    """What judged, as a noun: "your TEI server", "the built-in word matcher (BM25)"."""
+    words = chat_words(scorer, route)
+    return words.split(" by ", 1)[1] if " by " in words else words
+
+
+def no_say_words(scorer: Any, route: Any, trust: Any) -> str:
+    """The chat line's words for a reranker that answered but earned no say on the
+    calibration set (scoring/calibration.py), or whose say is not measured yet."""
+    name = judge_name(scorer, route)
+    if trust is None or trust.say == "unmeasured":
+        return f"{name} answered, but has no say until its calibration finishes"
+    return f"{name} answered, but has no say: it did not order the calibration questions clearly better than Agent Zero's own search"
+
+
+def panel_words() -> dict[str, Any]:
+    """The words the settings panel shows, as the panel reads them."""
+    return {"verdicts": verdict_words(),
+            "modes": {m: CHAT.get(m, f"reranked by {SERVER}") for m in (FUSION, LEXICAL, LOCAL, UTILITY, REMOTE)}}
+
+
+def describe(settings: Settings, scorer: Any, route: str | None = None) -> str:
+    """One line: which mode, and whether its order is applied. ``route`` is the detected
+    route of a server (e.g. "TEI /rerank"), when known."""
+    current = mode(settings, scorer)
+    if current == OFF:
+        return "off: recall is stock Agent Zero (rerank_enabled is false)"
+    if current == FUSION:
+        text = "built-in fusion, no reranker server"
+        if settings.api in ("rerank", "qwen3_score"):
+            text += f" (rerank_api is '{settings.api}' but rerank_endpoint is empty)"
+    elif current == LEXICAL:
+        text = "built-in fusion + the built-in lexical reranker (BM25, no server)"
+    elif current == UTILITY:
+        text = "built-in fusion + Agent Zero's utility model as the judge (one LLM call per recall, no server)"
+    elif current == LOCAL:
+        text = f"built-in fusion + the in-process cross-encoder {settings.local_model}"
+    else:
+        text = f"built-in fusion + the reranker at {shown_endpoint(settings.endpoint)} ({route or 'API detected on first use'})"
+    if not settings.apply:
+        text += "; shadow mode: measured only, the agent gets Agent Zero's own order"
+    return text
+
+
+def as_dict(settings: Settings, scorer: Any, route: str | None = None) -> dict[str, Any]:
+    return {"mode": mode(settings, scorer), "mode_text": describe(settings, scorer, route), "applied": settings.apply}
+
+
+# --- around a call: the breaker and the endpoint guard -------------------------------------
+UTILITY_MODEL = "Agent Zero's utility model"  # for the utility model there is no server to name
+
+
+def skipped(settings: Settings, scorer: Any) -> str:
+    """Why a call was not made: its breaker is open (BreakerOpen's reason)."""
+    what = UTILITY_MODEL if scorer.asks_utility_model else "endpoint"
+    return f"{what} failing; skipped for up to {settings.breaker_cooldown:g} s"
+
+
+def refused(shown: str) -> str:
+    """The endpoint guard's refusal (Refused's reason); ``shown``: how the endpoint is named."""
+    return f"refused by the privacy guard: {shown} is not on loopback or a private network (setting 'rerank_private_only')"
+
+
+def utility_endpoint_named(model: str, endpoint: str | None, host: str) -> str:
+    """How a refusal names the utility model's endpoint: ``endpoint`` None when it cannot be
+    read, "" when the model has no api_base (a provider's hosted service)."""
+    what = f"{UTILITY_MODEL} ({model})"
+    if endpoint is None:
+        return f"{what}, whose endpoint cannot be read from Agent Zero's model settings,"
+    if not endpoint:
+        return f"{what}, which has no api_base and so runs at its provider's hosted service,"
+    return f"{what} at {host or 'its api_base'}"
+
+
+def privacy_notes(settings: Settings, scorer: Any) -> list[str]:
+    """What Test connection says about the privacy guard for the settings' scorer (None:
+    fusion alone, which sends nothing)."""
+    out = []
+    remote = scorer is not None and scorer.sends_text
+    if scorer is not None and scorer.asks_utility_model and settings.private_only:
+        out.append(
+            "privacy guard: Agent Zero's utility model judges only when its api_base is on loopback or a private "
+            "network (a local utility model: Ollama, LM Studio, vLLM); a hosted one (no api_base) is refused"
+        )
+    elif settings.private_only:
+        out.append(
+            "privacy guard: only loopback and private-network endpoints are allowed"
+            if remote else "privacy guard: nothing leaves this machine (in-process reranker)"
+        )
+    if settings.redact:
+        out.append(
+            "privacy guard: e-mails, keys and passwords are masked before memory text is sent"
+            if remote else "privacy guard: redaction not needed, the in-process reranker sends nothing"
+        )
+    return out
+
+
+# --- the host's own post-filter, beside the utility judge ----------------------------------
+POST_FILTER = "Agent Zero's memory post-filter is on too, so the utility model judges each recall twice; turn the post-filter off"
+# Test connection says why, where a person is deciding.
+POST_FILTER_WHY = ("(Memory settings): this judge reads the whole pool, the post-filter only what is already cut to "
+                   "the prompt")
+
+
+# --- the status tool's text ---------------------------------------------------------------
+def _key_words(status: dict[str, Any]) -> str:
+    if status.get("api_key_set"):
+        return "set"
+    if status.get("api_key_saved_for"):
+        return f"none sent (the stored key was saved for {status['api_key_saved_for']}, not this endpoint)"
+    return "none"
+
+
+def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> str:
+    """The status summary (status_report.collect) in plain text for the agent: the headline
+    first, then the details."""
+    lines = []
+    enabled = status.get("enabled_for_agent") and status.get("setting_enabled", False)
+    totals = status["stats"]["totals"]
+    if status.get("settings_error"):
+        headline = f"NOT WORKING: a setting is invalid: {status['settings_error']}"
+    elif not enabled:
+        headline = "OFF: the plugin is disabled for this agent; recall is stock Agent Zero"
+    elif not status.get("wrap_live"):
+        headline = "NOT WORKING: the memory search is not wrapped (restart Agent Zero)"
+    elif probe is not None and status.get("has_reranker"):
+        headline = ("WORKING: " if probe.get("ok") else "RERANKER NOT WORKING (recall uses built-in fusion meanwhile): ") + str(probe.get("reason"))
+    elif not status.get("has_reranker"):
+        headline = f"WORKING: {status.get('mode_text')}; nothing to probe"
+    else:
+        headline = f"ON: {status.get('mode_text')}"
+    lines.append(headline)
+    if enabled and not status.get("settings_error"):
+        if headline.startswith(("WORKING: ", "RERANKER NOT WORKING")) and status.get("has_reranker"):
+            lines.append(f"mode: {status.get('mode_text')}")
+        lines.append(f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, {totals.get('shadow', 0)} shadow, "
+                     f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, {totals.get('fallback', 0)} fallbacks to Agent Zero's own order")
+    lines.append(f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: {status.get('api_setting', '-')}  api key: {_key_words(status)}")
+    judge = status.get("judge")
+    if judge:
+        lat = judge.get("latency")
+        timing = f"last answer {lat['last_ms']} ms, median {lat['median_ms']} ms over {lat['calls']} calls" if lat else "not asked yet"
+        lines.append(f"judge: Agent Zero's utility model {judge.get('utility_model') or '-'}; {timing}")
+        if judge.get("not_used"):
+            lines.append(f"judge not used: {judge['not_used']}")
+        if judge.get("post_filter"):
+            lines.append(f"note: {POST_FILTER}")
+    trust_text = (probe or {}).get("trust_text") or status.get("trust_text")
+    if trust_text and status.get("has_reranker"):
+        lines.append(f"say in recall: {trust_text}")
+    detected = (probe or {}).get("route") or (status.get("detected") or {}).get("route")
+    lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.get('wrap_live')}")
+    stats = status["stats"]
+    lat = stats["latency_ms"]
+    lines.append(f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; fallbacks by reason: {stats['fallback_reasons'] or 'none'}; reranker unavailable by reason: {stats.get('unavailable_reasons') or 'none'}")
+    if stats.get("last_error"):
+        lines.append(f"last error: {stats['last_error']['reason']}")
+    answered = [r for r in stats["recent"] if r["outcome"] in ("reranked", "fused", "shadow")]
+    if answered and answered[-1]["reason"]:  # only the latest search's note: older ones are history
+        lines.append(f"note: {answered[-1]['reason']}")
+    if stats.get("shadow"):
+        s = stats["shadow"]
+        lines.append(f"shadow: top result would change in {s['top_changed']}/{s['searches']} searches; mean overlap@k {s['mean_overlap_at_k']}; {s['promoted_from_below_cut']} memories from below the host's cut")
+    for name, state in status.get("breaker", {}).items():
+        if state["open_for_s"]:
+            lines.append(f"circuit breaker open for {state['open_for_s']} s more: {name.split('|')[0]}")
+    if probe is not None:
+        for attempt in probe.get("attempts", []):
+            lines.append(f"  tried {attempt['route']}: {attempt['verdict']} ({attempt['reason'][:120]})")
+    return "\n".join(lines)
