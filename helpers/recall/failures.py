@@ -1,8 +1,16 @@
 """A failure, said once: the reason the stats and the log keep (the exception's kind and
 message) and the words the chat line shows (recall_line.py's vocabulary), from one call.
 
-Two failures: the reranker was not used (the fused order stands), and the plugin's own
-steps failed (the host's own result stands)."""
+The ladder of fallbacks, one rung per failure here:
+
+    reranker_unavailable  the reranker failed: the fused order stands (pipeline.score)
+    plugin_failed         the plugin's own steps failed: the host's own result stands
+                          (wrapper.host_answer_instead)
+    measurement_failed    a shadow measurement's steps failed: the agent had the host's
+                          result already; counted only (wrapper._measure)
+
+Every rung is recorded through outcome.keep, as every search is. Below the ladder,
+bookkeeping that fails (pipeline.record) is logged and costs the recall nothing."""
 
 from __future__ import annotations
 
@@ -32,6 +40,11 @@ def no_opinion_words(settings: Settings) -> str:
 
 def plugin_failed(exc: BaseException) -> Failure:
     return Failure(reason(exc), recall_line.fallback_words(exc))
+
+
+def measurement_failed(exc: BaseException) -> Failure:
+    """A shadow measurement whose own steps failed: counted apart from a recall's fallback."""
+    return Failure("shadow measurement: " + reason(exc), recall_line.fallback_words(exc))
 
 
 def reason(exc: BaseException) -> str:

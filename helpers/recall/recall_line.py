@@ -19,9 +19,8 @@ import weakref
 from typing import Any
 
 from ..errors import BreakerOpen, DeadlineExceeded, MalformedResponse, NotConfigured, ProbeFailed, Refused, ServerError, TooSlow, TransportError
-from ..report import changes
+from .. import mode
 from ..settings import Settings, SettingsError
-from . import store_search
 
 log = logging.getLogger("a0_reranker")
 
@@ -135,19 +134,43 @@ def fallback_words(exc: BaseException) -> str:
     return f"the plugin's search failed ({type(exc).__name__})"
 
 
-def search_words(search: Any, applied: bool, host_result: list | None = None) -> str:
+def say(log_item: Any, done: Any, search: Any = None) -> None:
+    """One search's outcome (outcome.py) on the recall's line: what ordered its memories and
+    what that changed. ``search``: the finished search it is of (its settings name the
+    reranker); None for a fallback, which says only why the host's own order stood."""
+    if done.fell_back:
+        show(log_item, done.area, "as Agent Zero found them", f"Agent Zero's own order ({done.failure.words})")
+        return
+    head, part = with_judge_words(search, _head(done, search.settings), _part(done))
+    show(log_item, done.area, part, head)
+
+
+def _head(done: Any, settings: Settings) -> str:
+    """What ordered the memories, and why not the reranker when it was configured."""
+    if done.reranked:
+        head = mode.chat_words(settings, done.route)
+    elif done.scored:
+        head = f"{mode.CHAT[mode.FUSION]}; {mode.no_say_words(settings, done.route, done.trust)}"
+    elif done.no_opinion:
+        head = f"{mode.CHAT[mode.FUSION]}; {done.no_opinion}"
+    elif done.failure is not None:
+        head = f"{mode.CHAT[mode.FUSION]}; the reranker was not used: {done.failure.words}"
+    else:
+        head = mode.chat_words(settings)
+    return head if done.applied else f"shadow mode, not applied: {head}"
+
+
+def _part(done: Any) -> str:
     """One search's part of the line: of what reached (or would reach) the prompt, how many
-    Agent Zero alone would not have shown there, and whether the first one differs."""
-    shown = search.docs[: search.slots]
-    host = (host_result if host_result is not None else search.found.host_result)[: search.slots]
-    changed = changes.versus_host(store_search.doc_keys(host), store_search.doc_keys(shown), search.slots)
-    new, top_changed = changed.from_below_cut, changed.top_changed
-    if not shown:
-        return "none found" if not search.dropped_by_floor else "none above the relevance floor"
-    if applied:
-        text = f"{new} of {len(shown)} that Agent Zero alone would not have shown"
+    Agent Zero alone would not have shown there (not in its own first ``slots``), and
+    whether the first one differs."""
+    if not done.shown:
+        return "none found" if not done.dropped_by_floor else "none above the relevance floor"
+    new, top_changed = done.changes.entered_top_k, done.changes.top_changed
+    if done.applied:
+        text = f"{new} of {done.shown} that Agent Zero alone would not have shown"
         return text + (", first one changed" if top_changed else ", same first one")
-    text = f"{new} of {len(shown)} would be ones Agent Zero alone does not show"
+    text = f"{new} of {done.shown} would be ones Agent Zero alone does not show"
     return text + (", the first one would change" if top_changed else ", the same first one")
 
 
