@@ -24,8 +24,9 @@ How it runs: the host alone once (the plugin off), a plain search with the user'
 alone (the reference any fusion must beat), then the plugin with no reranker and with each
 reranker, each pass through the real wrapped recall; the shipped rows are what the plugin
 returned. During a pass the bench also records, per search, what the pipeline knew before
-its last stage (the searches' lists, the fused order, the pool, the reranker's scores), for
-``--study`` (alternative orders computed with the plugin's own functions) and ``--dump``.
+the stage that makes its order, combine (the searches' lists, the fused order, the pool,
+the reranker's scores), for ``--study`` (alternative orders computed with the plugin's own
+functions) and ``--dump``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import re
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -125,11 +126,13 @@ class Snapshot:
 
 
 def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
-    """Record each search's values just before the plugin's last stage (combine)."""
+    """Record each search's values just before the stage that makes its order (combine),
+    and what it made, in that stage's place in pipeline.STAGES."""
     snaps: list[Snapshot] = []
-    real = pipeline.combine
+    stages = pipeline.STAGES
+    real = next(stage.run for stage in stages if stage.name == "combine")
 
-    def spy(search):
+    def spy(memory, search):
         scored = search.scored
         verdict = scored.verdict if scored is not None else None
         snap = Snapshot(
@@ -141,12 +144,12 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
             scale=scored.scale if scored is not None else None,
             probe=(verdict.relevant, verdict.irrelevant) if verdict is not None and verdict.relevant is not None else None,
         )
-        real(search)
+        real(memory, search)
         snap.shipped = list(search.docs)
         snaps.append(snap)
 
-    pipeline.combine = spy
-    return snaps, lambda: setattr(pipeline, "combine", real)
+    pipeline.STAGES = tuple(replace(stage, run=spy) if stage.run is real else stage for stage in stages)
+    return snaps, lambda: setattr(pipeline, "STAGES", stages)
 
 
 # --- the questions -----------------------------------------------------------------------

@@ -16,7 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .settings import Settings, shown_endpoint
+from .errors import (BreakerOpen, DeadlineExceeded, MalformedResponse, NotConfigured, ProbeFailed, Refused, ServerError, TooSlow,
+                     TransportError)
+from .settings import Settings, SettingsError, shown_endpoint
 
 OFF = "off"
 FUSION = "fusion"
@@ -240,3 +242,128 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
         for attempt in probe.get("attempts", []):
             lines.append(f"  tried {attempt['route']}: {attempt['verdict']} ({attempt['reason'][:120]})")
     return "\n".join(lines)
+
+
+# --- the chat's recall line ---------------------------------------------------------------
+# The words come from the kind of failure alone, so no key and no memory text can reach the
+# chat. recall/recall_line.py puts a recall's two searches on one line.
+def chat_head(done: Any) -> str:
+    """What ordered one search's memories (recall/outcome.Outcome ``done``), and why not the
+    reranker when one was configured."""
+    if done.reranked:
+        head = chat_words(done.scorer, done.route)
+    elif done.scored:
+        head = f"{CHAT[FUSION]}; {no_say_words(done.scorer, done.route, done.trust)}"
+    elif done.no_opinion:
+        head = f"{CHAT[FUSION]}; {done.no_opinion}"
+    elif done.failure is not None:
+        head = f"{CHAT[FUSION]}; the reranker was not used: {done.failure.words}"
+    else:
+        head = chat_words(done.scorer)
+    head = head if done.applied else f"shadow mode, not applied: {head}"
+    if done.scorer is not None and done.scorer.asks_utility_model and done.post_filter:
+        head += f"; {POST_FILTER}"
+    return head
+
+
+def chat_part(done: Any) -> str:
+    """One search's part of the line: of what reached (or would reach) the prompt, how many
+    Agent Zero alone would not have shown there (not in its own first slots), whether the
+    first one differs, and for the utility model how long its answer took (per search, so
+    the two searches still share one head)."""
+    if not done.shown:
+        return "none found" if not done.dropped_by_floor else "none above the relevance floor"
+    new, top_changed = done.changes.entered_top_k, done.changes.top_changed
+    if done.applied:
+        text = f"{new} of {done.shown} that Agent Zero alone would not have shown"
+        text += ", first one changed" if top_changed else ", same first one"
+    else:
+        text = f"{new} of {done.shown} would be ones Agent Zero alone does not show"
+        text += ", the first one would change" if top_changed else ", the same first one"
+    if done.scorer is not None and done.scorer.asks_utility_model and done.scored:
+        if done.same_call:
+            text += ", judged in the same call"
+        elif done.scorer_ms is not None:
+            text += f", judged in {done.scorer_ms / 1000:.1f} s"
+        else:
+            text += ", judged from the score cache"
+    return text
+
+
+FALLBACK_PART = "as Agent Zero found them"
+
+
+def fallback_head(words: str) -> str:
+    """A search whose own steps failed: the host's own order stood, and why."""
+    return f"Agent Zero's own order ({words})"
+
+
+def host_order_kept(exc: BaseException) -> str:
+    """Why the plugin left the host's own result, from the kind of failure alone."""
+    if isinstance(exc, SettingsError):
+        return f"the setting {exc.key} is invalid"
+    if isinstance(exc, TimeoutError):
+        return "the recall's time ran out"
+    return f"the plugin's search failed ({type(exc).__name__})"
+
+
+def no_opinion(scorer: Any) -> str:
+    """A reranker that answered but scored every memory alike: the utility judge's "[]"."""
+    if scorer is not None and scorer.asks_utility_model:
+        return f"{UTILITY_MODEL} found none of the memories useful, so the fused order stands"
+    return "it scored every memory alike, so the fused order stands"
+
+
+def reranker_unavailable(exc: BaseException, settings: Settings, scorer: Any) -> str:
+    """Why the reranker was not used, from the kind of failure alone."""
+    judge = scorer is not None and scorer.asks_utility_model
+    if isinstance(exc, ProbeFailed):
+        return _judge_probe_failed(exc, settings) if judge else _probe_failed(exc, settings)
+    words = _JUDGE_UNAVAILABLE if judge else _SERVER_UNAVAILABLE
+    return next(say(exc, settings) for kind, say in words if isinstance(exc, kind))
+
+
+def _probe_failed(exc: ProbeFailed, settings: Settings) -> str:
+    if exc.verdict == "timeout":
+        return f"no answer within {settings.timeout:g} s"
+    chat = verdict_words().get(exc.verdict, {}).get("chat")
+    if chat:
+        return chat
+    if exc.status is not None:
+        return f"the server answered HTTP {exc.status}"
+    return "its answer could not be read" if exc.malformed else "no route answered the probe correctly (see Test connection)"
+
+
+def _judge_probe_failed(exc: ProbeFailed, settings: Settings) -> str:
+    if exc.verdict == "too_slow":  # the measured seconds and what to change, in the scorer's words
+        return str(exc)
+    if exc.verdict == "timeout":
+        return f"{UTILITY_MODEL} gave no answer within {settings.timeout:g} s"
+    if exc.verdict == "misranks":
+        return f"{UTILITY_MODEL} did not judge the probe correctly (see Test connection)"
+    if exc.verdict == "not_configured":
+        return "no agent to ask the utility model for"
+    return f"{UTILITY_MODEL} failed the probe (see Test connection)"
+
+
+# Any other failure, by the first kind that matches: (kind, words for (exc, settings)).
+_SERVER_UNAVAILABLE = (
+    ((TimeoutError, DeadlineExceeded), lambda exc, s: f"no answer within {s.timeout:g} s"),
+    (BreakerOpen, lambda exc, s: f"the server kept failing, skipped for up to {s.breaker_cooldown:g} s"),
+    (TransportError, lambda exc, s: "the server could not be reached"),
+    (ServerError, lambda exc, s: "the server refused the API key" if exc.status in (401, 403) else f"the server answered HTTP {exc.status}"),
+    (MalformedResponse, lambda exc, s: "its answer could not be read"),
+    (Refused, lambda exc, s: "the privacy guard refused the endpoint"),
+    (NotConfigured, lambda exc, s: "it is not set up (see Test connection)"),
+    (BaseException, lambda exc, s: "it failed (see Test connection)"),
+)
+_JUDGE_UNAVAILABLE = (
+    (TooSlow, lambda exc, s: str(exc)),
+    ((TimeoutError, DeadlineExceeded), lambda exc, s: f"{UTILITY_MODEL} gave no answer within {s.timeout:g} s"),
+    (BreakerOpen, lambda exc, s: f"{UTILITY_MODEL} kept failing, skipped for up to {s.breaker_cooldown:g} s"),
+    (MalformedResponse, lambda exc, s: f"{UTILITY_MODEL}'s answer could not be read"),
+    (NotConfigured, lambda exc, s: "no agent to ask the utility model for"),
+    (Refused, lambda exc, s: f"the privacy guard refused {UTILITY_MODEL}: its endpoint is not private (rerank_private_only)"),
+    (TransportError, lambda exc, s: f"the call to {UTILITY_MODEL} failed"),
+    (BaseException, lambda exc, s: f"{UTILITY_MODEL} failed (see Test connection)"),
+)

@@ -12,7 +12,7 @@ from helpers.scoring import calibration
 from tests.host.embeddings import HashEmbeddings
 from tests.servers import start
 from tests.servers.scoring import calibration_question_in, relevance, word_overlap
-from tests.host.recall import HISTORY, QUESTION, enabled_store, set_plugin
+from tests.host.recall import HISTORY, QUESTION, enabled_store, set_plugin, spy_on_stage
 
 
 @pytest.mark.parametrize("answer", [[], [1.0], [1.0] * 6])
@@ -161,8 +161,7 @@ def test_some_say_moves_only_what_the_searches_also_found_near_the_top(host):
     agent, memory = enabled_store(host)
     pipeline = host.import_plugin("helpers.recall.pipeline")
     seen = []
-    real = pipeline.combine
-    pipeline.combine = lambda search: (seen.append(search), real(search))[1]
+    restore = spy_on_stage(pipeline, "combine", lambda real, memory, search: (seen.append(search), real(memory, search))[1])
     try:
         set_plugin(host, rerank_candidates=40, rerank_api="lexical")
         host.run(host.recall(agent, QUESTION, HISTORY))
@@ -183,7 +182,7 @@ def test_some_say_moves_only_what_the_searches_also_found_near_the_top(host):
             assert seen[0].trust.say == label, seen[0].trust
             shown[label] = [d.page_content for d in result["memories"]]
     finally:
-        pipeline.combine = real
+        restore()
     assert target not in shown["some"]  # it stands out, but the searches did not find it near the top
     assert target in shown["full"]
 

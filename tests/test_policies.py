@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 import pytest
 import yaml
 
+from tests.host.recall import spy_on_stage
 from tests.servers import relevance, start
 from tests.servers.scoring import sigmoid
 
@@ -95,19 +96,19 @@ async def recall_texts(host, agent, **config):
     """(the reranker's judgement of the memories as texts, the memories the agent got)."""
     set_plugin(host, **config)
     pipeline = host.import_plugin("helpers.recall.pipeline")
-    judged, real = [], pipeline.combine
+    judged = []
 
-    def spy(search):
+    def spy(real, memory, search):
         if "solutions" not in search.filter:
             judged.append([d.page_content for d in search.judged])
-        real(search)
+        real(memory, search)
 
-    pipeline.combine = spy
+    restore = spy_on_stage(pipeline, "combine", spy)
     try:
         result = await host.recall(agent, QUESTION, "")
         await host.import_plugin("helpers.recall.shadow").drained()  # shadow mode measures afterwards
     finally:
-        pipeline.combine = real
+        restore()
     assert result["error"] is None
     got = [d.page_content for d in result["memories"]]
     if judged and config.get("rerank_apply", True):

@@ -139,13 +139,10 @@ def test_report_on_a_missing_or_empty_log_says_so(tmp_path):
 
 
 def test_the_logged_query_is_masked_before_it_is_cut():
-    from types import SimpleNamespace
-
-    from helpers.recall import pipeline
+    from helpers.recall import outcome
 
     secret = "sk-proj-abcdef1234567890XYZ"
     query = "x" * 290 + " " + secret  # the key straddles the 300-character cut
-    search = SimpleNamespace(fused=[], pool=[], docs=[], judged=[], scored=None, trust=None, unavailable="", limit=5,
-                             found=SimpleNamespace(host_result=[]), rerank_query=query)
-    line = pipeline.log_line("recall", search, None, 1.0, True)
+    done = outcome.Outcome("recall", "memories", outcome.FUSED, True, 1.0, limit=5, query=query)
+    line = done.log_line()
     assert "sk-proj" not in line["query"] and "abcdef" not in line["query"]

@@ -61,16 +61,15 @@ def _recall(host, history):
 
 
 def _words(host):
-    pipeline = host.import_plugin("helpers.recall.pipeline")
-    seen = []
-    real = pipeline.fuse
+    from tests.host.recall import spy_on_stage
 
-    def spy(search):
-        real(search)
+    seen = []
+
+    def spy(real, memory, search):
+        real(memory, search)
         seen.append(search)
 
-    pipeline.fuse = spy
-    return seen, lambda: setattr(pipeline, "fuse", real)
+    return seen, spy_on_stage(host.import_plugin("helpers.recall.pipeline"), "fuse", spy)
 
 
 def test_in_a_new_chat_the_word_search_is_searched_and_confirmed_picks_reach_the_prompt(host):

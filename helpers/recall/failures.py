@@ -1,16 +1,26 @@
 """A failure, said once: the reason the stats and the log keep (the exception's kind and
-message) and the words the chat line shows (recall_line.py's vocabulary), from one call.
+message) and the words the chat line shows (vocabulary.py), from one call.
 
-Two failures: the reranker was not used (the fused order stands), and the plugin's own
-steps failed (the host's own result stands)."""
+The ladder of fallbacks, one rung per failure here:
+
+    reranker_unavailable  the reranker failed: the fused order stands (pipeline.score)
+    plugin_failed         the plugin's own steps failed: the host's own result stands
+                          (wrapper.host_answer_instead)
+    measurement_failed    a shadow measurement's steps failed: the agent had the host's
+                          result already; counted only (wrapper._measure)
+
+Every rung is recorded through outcome.keep, as every search is. Below the ladder,
+bookkeeping that fails (pipeline.record) is logged and costs the recall nothing."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Any
+
+from .. import vocabulary
 from ..errors import RerankError
 from ..settings import Settings, SettingsError
-from . import recall_line
 
 
 @dataclass(frozen=True)
@@ -19,19 +29,17 @@ class Failure:
     words: str  # for the chat
 
 
-def reranker_unavailable(exc: BaseException, settings: Settings) -> Failure:
-    return Failure(reason(exc), recall_line.unavailable_words(exc, settings))
-
-
-def no_opinion_words(settings: Settings) -> str:
-    """A reranker that answered but scored every memory alike: the utility judge's "[]"."""
-    if settings.api == "utility":
-        return "Agent Zero's utility model found none of the memories useful, so the fused order stands"
-    return "it scored every memory alike, so the fused order stands"
+def reranker_unavailable(exc: BaseException, settings: Settings, scorer: Any) -> Failure:
+    return Failure(reason(exc), vocabulary.reranker_unavailable(exc, settings, scorer))
 
 
 def plugin_failed(exc: BaseException) -> Failure:
-    return Failure(reason(exc), recall_line.fallback_words(exc))
+    return Failure(reason(exc), vocabulary.host_order_kept(exc))
+
+
+def measurement_failed(exc: BaseException) -> Failure:
+    """A shadow measurement whose own steps failed: counted apart from a recall's fallback."""
+    return Failure("shadow measurement: " + reason(exc), vocabulary.host_order_kept(exc))
 
 
 def reason(exc: BaseException) -> str:

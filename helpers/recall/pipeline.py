@@ -1,38 +1,40 @@
-"""One recall search, as stages over one value, in the order the data flows.
+"""One recall search, as stages over one value, in the order the data flows (``STAGES``).
 
     plan     what to search with (texts.py): the host's query, the message, message + last turns
     gather   the host's store searched with each text (store_search.py), one batched FAISS call
-    fuse     the searches' ranked lists fused by rank (fusion.py); the pool the reranker
-             reads reaches further down the same lists than the fused order does
+    fuse     the searches' ranked lists fused by rank (fusion.py): the fused order
+    pool     what a reranker reads: the fused order, then the deeper hits of every list
     score    the reranker judges the pool, when one is configured (scoring/score.py)
     policies the relevance floor, recency and diversity, when turned on (policies.py)
     combine  the reranker's order merged with the fused one; the host's own first kept
-    record   counters, the shadow log, and in shadow mode what applying would change
+    record   what the search did, worked out once (outcome.py): the counters, the shadow
+             log, the chat line, and in shadow mode what applying would change
 
-Each stage reads and extends a ``Search``. Only ``score`` talks to a server, and it never
+Each stage reads and extends a ``Search``; score, policies and combine judge the pool and
+do nothing when the searches found nothing. Only ``score`` talks to a server, and it never
 raises: a reranker that fails, times out or is switched off leaves the fused order, which
-is exactly what the plugin returns with no reranker at all. Every other stage is local
-work; if one of them fails, the wrapper (wrapper.py) returns the host's own result.
+is exactly what the plugin returns with no reranker at all. ``record`` never raises either:
+bookkeeping must never cost a recall. Every other stage is local work; if one of them
+fails, the wrapper (wrapper.py) returns the host's own result.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Awaitable, Callable
 
+from ..deadline import Deadline
 from .. import vocabulary
 from ..errors import DeadlineExceeded
-from ..report import changes, shadow_log
-from ..report.stats import CallRecord, STATS
+from ..report import changes
 from ..scoring import calibration, probing, scorers
-from ..deadline import Deadline
-from ..scoring.redaction import redact
 from ..scoring.score import Scored, earned_say, score_documents
 from ..settings import Settings
-from . import budget, failures, fusion, judge_call, policies, recall_line, store_search, texts
+from . import budget, failures, fusion, judge_call, outcome, policies, store_search, texts
 
 log = logging.getLogger("a0_reranker")
 
@@ -77,10 +79,10 @@ class Search:
     fused_scores: list = field(default_factory=list)
     pool: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
     rerank_query: str = ""
+    choice: scorers.Choice | None = None  # the settings' scorer and its verdict key, decided once (plan); None: fusion alone
     scored: Scored | None = None  # the reranker's scores for ``pool``, when it answered
     trust: calibration.Trust | None = None  # the say the reranker earned (scoring/calibration.py)
-    unavailable: str = ""  # why the reranker was not used, when one is configured
-    unavailable_words: str = ""  # the same in plain words, for the chat
+    unavailable: failures.Failure | None = None  # why the reranker was not used, when one is configured
     no_opinion: str = ""  # the reranker answered but scored every memory alike, in plain words
     # The pool in the reranker's order after the policies (floor, recency, diversity);
     # without the reranker's scores, the fused order after the policies.
@@ -88,6 +90,12 @@ class Search:
     docs: list = field(default_factory=list)  # the answer, best first, at most ``limit``
     dropped_by_floor: int = 0
     notes: list = field(default_factory=list)
+    # Shadow mode: what the agent got, the host's own result, known before the measurement runs.
+    host_answer: list | None = None
+    started: float = field(default_factory=time.monotonic)  # the latency the record keeps counts from here
+    # Asked before recording: a shadow measurement whose plugin was switched off meanwhile
+    # has nothing more to say.
+    still_wanted: Callable[[], bool] = lambda: True
 
     @property
     def area(self) -> str:
@@ -112,19 +120,33 @@ def area_of(search_filter: str) -> str:
     return "solutions" if "solutions" in (search_filter or "") else "memories"
 
 
+@dataclass(frozen=True)
+class Stage:
+    """One step of a search: ``run(memory, search)`` (sync or async) reads and extends the
+    search; ``memory`` is the host's Memory the search is of."""
+
+    name: str
+    run: Callable[[Any, Search], Awaitable[None] | None]
+    judges_the_pool: bool = False  # nothing to do when the searches found nothing
+
+
 async def run(memory: Any, search: Search) -> Search:
-    """Every stage in order. Raises only from the local stages (the wrapper falls back)."""
-    plan(search)
-    await gather(memory, search)
-    fuse(search)
-    if search.pool:
-        await score(search, memory)
-        apply_policies(memory, search)
-        combine(search)
+    """Every stage of STAGES in order, the record last. Raises only from the local stages
+    (the wrapper falls back)."""
+    await _run_stages(STAGES, memory, search)
     return search
 
 
-def plan(search: Search) -> None:
+async def _run_stages(stages: tuple[Stage, ...], memory: Any, search: Search) -> None:
+    for stage in stages:
+        if stage.judges_the_pool and not search.pool:
+            continue
+        done = stage.run(memory, search)
+        if inspect.isawaitable(done):
+            await done
+
+
+def plan(memory: Any, search: Search) -> None:
     call, settings = search.call, search.settings
     message = call.message if call.kind == "recall" and call.message else ""
     search.searches = texts.Searches(
@@ -133,6 +155,7 @@ def plan(search: Search) -> None:
         followup=texts.followup_text(message, call.history or "", settings.followup_chars) if message and settings.search_followup else "",
     )
     search.rerank_query = texts.reranker_query(call.message, call.history, search.query, settings.max_query_chars)
+    search.choice = scorers.choose(settings)
 
 
 def _floor(setting: float, threshold: float) -> float:
@@ -172,8 +195,7 @@ async def gather(memory: Any, search: Search) -> None:
     # A reranker reads further down the lists than fusion trusts them; without one (or with
     # a judge its verdict keeps out), the memories below the fused order's floors would be
     # found only to be left out.
-    choice = scorers.choose(settings)
-    reads_pool = choice is not None and not probing.keeps_out(choice)
+    reads_pool = search.choice is not None and not probing.keeps_out(search.choice)
     floor = min(fused, _floor(settings.pool_threshold, search.threshold)) if reads_pool else fused
     # Each search brings its own list, so an extra search never crowds another one's out;
     # the fused order reads rerank_candidates of each, a reranker's pool further.
@@ -190,7 +212,7 @@ async def gather(memory: Any, search: Search) -> None:
                                              search.filter, lexical_text)
 
 
-def fuse(search: Search) -> None:
+def fuse(memory: Any, search: Search) -> None:
     """The fused order: reciprocal-rank fusion of the lists of fused_roles, each above its
     floor. The user's message, a short precise text, keeps memories down to a lower
     similarity (rerank_message_threshold) than the follow-up search, whose weak matches are
@@ -215,13 +237,19 @@ def fuse(search: Search) -> None:
         search.fused = fusion.with_word_picks(search.fused, words, fused_lists, search.slots, store_search.doc_key)
         # The fused scores by place, so whatever orders by them (the policies) keeps this order.
         search.fused_scores = sorted(search.fused_scores, reverse=True)
+
+
+def pool(memory: Any, search: Search) -> None:
+    """The pool a reranker reads: the fused order first, then the hits of every list the
+    fused order left out (below its floors and depths, the word list), in their own fused
+    order: a reranker can find what the searches ranked too low."""
     in_fused = {store_search.doc_key(d) for d in search.fused}
     every_list = list({id(hits): hits for hits in search.found.lists.values()}.values())
     below = fusion.fuse([[d for d, _ in hits] for hits in every_list], store_search.doc_key)
     search.pool = search.fused + [doc for doc, _ in below if store_search.doc_key(doc) not in in_fused]
 
 
-async def score(search: Search, memory: Any = None) -> None:
+async def score(memory: Any, search: Search) -> None:
     """The reranker's scores for the pool and the say it earned, or why there are none.
     Never raises, except cancellation: every failure leaves the fused order standing, and so
     do scores that say nothing (all equal: the utility judge's "[]", nothing useful) and a
@@ -229,19 +257,19 @@ async def score(search: Search, memory: Any = None) -> None:
     what is left of the recall's deadline, whichever is shorter; the calibration (once per
     reranker) shares that deadline. The utility judge scores the pool's first memories
     only, what it reads (judge_call.py)."""
-    settings = search.settings
-    if scorers.for_settings(settings) is None:
+    settings, choice = search.settings, search.choice
+    if choice is None:
         return
     texts_ = [d.page_content for d in search.pool]
     # Local work (a FAISS search), before the judge's own time starts; none for a judge
     # its verdict keeps out.
-    solutions = [d.page_content for d in await _solutions_pool(memory, search)] if judge_call.asks(scorers.choose(settings)) else []
+    solutions = [d.page_content for d in await _solutions_pool(memory, search)] if judge_call.asks(choice) else []
     deadline = budget.call_deadline(search.call.deadline, settings.timeout)
     try:
         if deadline.remaining() < budget.MIN_CALL_S:
             raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
-            if settings.api == "utility":
+            if choice.scorer.judges_recall_at_once:
                 slots = (search.slots, min(search.call.solutions_limit, search.call.prompt_slots.get("solutions", DEFAULT_SLOTS)))
                 scored = await judge_call.score(settings, search.rerank_query, texts_, solutions, slots, deadline)
             else:
@@ -250,14 +278,13 @@ async def score(search: Search, memory: Any = None) -> None:
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        failure = failures.reranker_unavailable(exc, settings)
-        search.unavailable, search.unavailable_words = failure.reason, failure.words
-        log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable)
+        search.unavailable = failures.reranker_unavailable(exc, settings, choice.scorer)
+        log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable.reason)
         return
     if len(set(scored.scores)) > 1:
         search.scored, search.trust = scored, trust
     else:  # an answer, not a failure: nothing stood out to it
-        search.no_opinion = failures.no_opinion_words(settings)
+        search.no_opinion = vocabulary.no_opinion(choice.scorer)
 
 
 async def _solutions_pool(memory: Any, search: Search) -> list:
@@ -267,9 +294,7 @@ async def _solutions_pool(memory: Any, search: Search) -> list:
     if memory is None or call.kind != "recall" or search.area != "memories" or call.solutions_limit <= 0:
         return []
     sibling = Search(call, search.settings, search.query, call.solutions_limit, search.threshold, judge_call.SOLUTIONS_FILTER)
-    plan(sibling)
-    await gather(memory, sibling)
-    fuse(sibling)
+    await _run_stages(_through("pool"), memory, sibling)
     return sibling.pool
 
 
@@ -299,7 +324,7 @@ def apply_policies(memory: Any, search: Search) -> None:
     search.notes += outcome.notes
 
 
-def combine(search: Search) -> None:
+def combine(memory: Any, search: Search) -> None:
     """The prompt's order. With a reranker's scores: its picks that stand out from the pool
     (fusion.standing_out) take the better of their two places against the fused order, so
     a weak reranker's noise cannot push out what the searches found; the rest follow in
@@ -332,73 +357,63 @@ def combine(search: Search) -> None:
     search.docs = docs[: search.limit]
 
 
-def record(search: Search, host_result: list | None, latency: float) -> None:
-    """Counters for the status views, the shadow log line when one is configured, and in
-    shadow mode what applying would have changed. ``host_result``: what the agent got in
-    shadow mode (the host's own), else None."""
-    settings, call = search.settings, search.call
-    notes = "; ".join(search.notes)
-    pool_size = len(search.pool)
-    if settings.shadow_log and search.pool:  # a search that found nothing has nothing to judge
-        shadow_log.record(settings.shadow_log, log_line(call.kind, search, host_result, latency, settings.apply))
-    if not settings.apply:
-        impact = changes.versus_host(store_search.doc_keys(host_result or []), store_search.doc_keys(search.docs), search.slots).impact()
-        STATS.record(CallRecord("shadow", notes, call.kind, pool_size, len(host_result or []), latency,
-                                impact=impact, unavailable=search.unavailable))
-        explain(search, host_result)
-        return
-    if not pool_size:
-        outcome = "empty"  # nothing matched: nothing to order
+def record(memory: Any, search: Search) -> None:
+    """What the search did, worked out once (outcome_of) and kept (outcome.keep): the
+    counters for the status views, the shadow log line when one is configured, the chat
+    line, and in shadow mode what applying would have changed. Never raises: a failure here
+    is logged, and costs the recall nothing."""
+    try:
+        if search.still_wanted():
+            outcome.keep(outcome_of(search), search.call.log_item, search)
+    except Exception as exc:  # bookkeeping must never cost a recall
+        log.info("a0_reranker: could not record a search: %s", exc)
+
+
+def outcome_of(search: Search) -> outcome.Outcome:
+    """A finished search as an outcome: applied, or in shadow mode against the host's answer."""
+    applied = search.settings.apply
+    host = search.found.host_result if search.host_answer is None else search.host_answer
+    ids = lambda docs: tuple(str(key) for key in store_search.doc_keys(docs))  # noqa: E731
+    scored = search.scored
+    verdict = scored.verdict if scored is not None else None
+    if not search.pool:
+        order = outcome.EMPTY
     elif has_say(search):
-        outcome = "reranked"
+        order = outcome.RERANKED
     else:
-        outcome = "fused"
-    STATS.record(CallRecord(outcome, notes, call.kind, pool_size, len(search.docs), latency, unavailable=search.unavailable))
-    explain(search, None)
+        order = outcome.FUSED
+    return outcome.Outcome(
+        caller=search.call.kind, area=search.area, order=order, applied=applied,
+        latency_ms=outcome.ms_since(search.started), failure=search.unavailable,
+        changes=changes.versus_host(store_search.doc_keys(host), store_search.doc_keys(search.docs), search.slots),
+        no_opinion=search.no_opinion, notes=tuple(search.notes),
+        returned=len(search.docs) if applied else len(host), shown=len(search.docs[: search.slots]),
+        dropped_by_floor=search.dropped_by_floor, scorer=search.choice.scorer if search.choice is not None else None,
+        scored=scored is not None, scorer_ms=scored.latency_ms if scored is not None else None,
+        same_call=scored is not None and scored.same_call, post_filter=search.call.post_filter, trust=search.trust,
+        route=verdict.route if verdict else None,
+        limit=search.limit, query=search.rerank_query, fused=ids(search.fused), pool=ids(search.pool),
+        host_order=ids(host), plugin_order=ids(search.docs),
+        reranker_order=ids(search.judged) if has_say(search) else (),
+        scores=tuple(scored.scores) if scored is not None else (),
+    )
 
 
-def log_line(caller: str, search: Search, host_result: list | None, latency_ms: float, applied: bool) -> dict[str, Any]:
-    """The shadow log's line for one search, applied or measured in shadow mode: ids, orders
-    and scores, the query masked; never memory text."""
-    ids = lambda docs: [str(key) for key in store_search.doc_keys(docs)]  # noqa: E731
-    host = host_result if host_result is not None else search.found.host_result
-    scores = search.scored.scores if search.scored is not None else []
-    return {
-        "at": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "caller": caller,
-        "applied": applied,
-        "limit": search.limit,
-        # Masked before it is cut, so a cut never leaves half a secret unrecognised.
-        "query": redact(search.rerank_query)[:shadow_log.QUERY_CHARS],
-        "fused": ids(search.fused),  # the fused order; the pool below adds the deeper hits
-        "pool": ids(search.pool),  # what the reranker was asked to judge
-        "host_order": ids(host),
-        "reranked_order": ids(search.docs),  # what the plugin returns (or would)
-        "reranker_order": ids(search.judged) if has_say(search) else [],
-        "reranker_say": search.trust.say if search.trust is not None else "",
-        "scores": dict(zip(ids(search.pool), (round(s, 6) for s in scores))),
-        "reranker_unavailable": search.unavailable,
-        "latency_ms": latency_ms,
-    }
+# The stages of a search, in the order they run (run). Each is ``(memory, search)``; the ones
+# that judge the pool are skipped when the searches found nothing; the record always runs.
+STAGES: tuple[Stage, ...] = (
+    Stage("plan", plan),
+    Stage("gather", gather),
+    Stage("fuse", fuse),
+    Stage("pool", pool),
+    Stage("score", score, judges_the_pool=True),
+    Stage("policies", apply_policies, judges_the_pool=True),
+    Stage("combine", combine, judges_the_pool=True),
+    Stage("record", record),
+)
 
 
-def explain(search: Search, host_result: list | None) -> None:
-    """The recall's line in the chat (recall_line.py): the mode, what this search changed."""
-    settings = search.settings
-    scorer = scorers.for_settings(settings)
-    verdict = search.scored.verdict if search.scored is not None else None
-    if has_say(search):
-        head = vocabulary.chat_words(scorer, verdict.route if verdict else None)
-    elif search.scored is not None:
-        head = f"{vocabulary.CHAT[vocabulary.FUSION]}; {vocabulary.no_say_words(scorer, verdict.route if verdict else None, search.trust)}"
-    elif search.no_opinion:
-        head = f"{vocabulary.CHAT[vocabulary.FUSION]}; {search.no_opinion}"
-    elif search.unavailable:
-        head = f"{vocabulary.CHAT[vocabulary.FUSION]}; the reranker was not used: {search.unavailable_words}"
-    else:
-        head = vocabulary.chat_words(scorer)
-    if not settings.apply:
-        head = f"shadow mode, not applied: {head}"
-    part = recall_line.search_words(search, settings.apply, host_result)
-    head, part = recall_line.with_judge_words(search, head, part)
-    recall_line.show(search.call.log_item, search.area, part, head)
+def _through(name: str) -> tuple[Stage, ...]:
+    """The stages up to and including ``name``, as STAGES holds them now."""
+    names = [stage.name for stage in STAGES]
+    return STAGES[: names.index(name) + 1]

@@ -4,8 +4,9 @@ Agent Zero shows a recall as a step in the chat: the recall extension's log item
 heading and key/value lines. The plugin adds one of those lines, under its own key
 (``reranker``), beside what the host writes and never over it: the mode, how many of the
 memories shown came from beyond Agent Zero's own search, whether the top one changed, and,
-when something failed, why — from the kind of failure only, so no key and no memory text
-can reach the chat. Shadow mode says what applying would have changed.
+when something failed, why — in the vocabulary's words (vocabulary.py), from the kind of
+failure only, so no key and no memory text can reach the chat. Shadow mode says what
+applying would have changed.
 
 A recall makes two searches (memories, then solutions); the line sums up both. Nothing here
 raises: a log item that is missing or of another kind is simply left alone.
@@ -18,10 +19,7 @@ import threading
 import weakref
 from typing import Any
 
-from ..errors import BreakerOpen, DeadlineExceeded, MalformedResponse, NotConfigured, ProbeFailed, Refused, ServerError, TooSlow, TransportError
-from ..report import changes
-from ..settings import Settings, SettingsError
-from . import store_search
+from .. import vocabulary
 
 log = logging.getLogger("a0_reranker")
 
@@ -39,116 +37,14 @@ def forget() -> None:
         _parts.clear()
 
 
-# A failed probe, by its verdict (scoring/verdicts.py).
-PROBE_WORDS = {
-    "unreachable": "the server could not be reached",
-    "auth": "the server refused the API key",
-    "model": "the server needs a model named (see Test connection)",
-    "misranks": "it did not rank the probe correctly (see Test connection)",
-    "unsupported": "the server does not support reranking",
-    "refused": "the privacy guard refused the endpoint",
-    "bad_setting": "a setting cannot make a request (see Test connection)",
-}
-
-
-def with_judge_words(search: Any, head: str, part: str) -> tuple[str, str]:
-    """The utility-model judge's words: on the head, that the host's own post-filter asks
-    the same model again when it is on too; on the search's part, how long its answer took
-    (per search, so the two searches still share one head)."""
-    if search.settings.api != "utility":
-        return head, part
-    scored = search.scored
-    if scored is not None and scored.same_call:
-        part += ", judged in the same call"
-    elif scored is not None and scored.latency_ms is not None:
-        part += f", judged in {scored.latency_ms / 1000:.1f} s"
-    elif scored is not None:
-        part += ", judged from the score cache"
-    if search.call.post_filter:
-        head += "; Agent Zero's memory post-filter is on too, so the utility model judges twice (turn the post-filter off)"
-    return head, part
-
-
-def unavailable_words(exc: BaseException, settings: Settings) -> str:
-    """Why the reranker was not used, from the kind of failure alone."""
-    judge = settings.api == "utility"
-    if isinstance(exc, ProbeFailed):
-        return _judge_probe_failed(exc, settings) if judge else _probe_failed(exc, settings)
-    words = _JUDGE_UNAVAILABLE if judge else _SERVER_UNAVAILABLE
-    return next(say(exc, settings) for kind, say in words if isinstance(exc, kind))
-
-
-def _probe_failed(exc: ProbeFailed, settings: Settings) -> str:
-    if exc.verdict == "timeout":
-        return f"no answer within {settings.timeout:g} s"
-    if exc.verdict in PROBE_WORDS:
-        return PROBE_WORDS[exc.verdict]
-    if exc.status is not None:
-        return f"the server answered HTTP {exc.status}"
-    return "its answer could not be read" if exc.malformed else "no route answered the probe correctly (see Test connection)"
-
-
-_JUDGE = "Agent Zero's utility model"  # for the utility model there is no server to name
-
-
-def _judge_probe_failed(exc: ProbeFailed, settings: Settings) -> str:
-    if exc.verdict == "too_slow":  # the measured seconds and what to change, in the scorer's words
-        return str(exc)
-    if exc.verdict == "timeout":
-        return f"{_JUDGE} gave no answer within {settings.timeout:g} s"
-    if exc.verdict == "misranks":
-        return f"{_JUDGE} did not judge the probe correctly (see Test connection)"
-    if exc.verdict == "not_configured":
-        return "no agent to ask the utility model for"
-    return f"{_JUDGE} failed the probe (see Test connection)"
-
-
-# Any other failure, by the first kind that matches: (kind, words for (exc, settings)).
-_SERVER_UNAVAILABLE = (
-    ((TimeoutError, DeadlineExceeded), lambda exc, s: f"no answer within {s.timeout:g} s"),
-    (BreakerOpen, lambda exc, s: f"the server kept failing, skipped for up to {s.breaker_cooldown:g} s"),
-    (TransportError, lambda exc, s: "the server could not be reached"),
-    (ServerError, lambda exc, s: "the server refused the API key" if exc.status in (401, 403) else f"the server answered HTTP {exc.status}"),
-    (MalformedResponse, lambda exc, s: "its answer could not be read"),
-    (Refused, lambda exc, s: "the privacy guard refused the endpoint"),
-    (NotConfigured, lambda exc, s: "it is not set up (see Test connection)"),
-    (BaseException, lambda exc, s: "it failed (see Test connection)"),
-)
-_JUDGE_UNAVAILABLE = (
-    (TooSlow, lambda exc, s: str(exc)),
-    ((TimeoutError, DeadlineExceeded), lambda exc, s: f"{_JUDGE} gave no answer within {s.timeout:g} s"),
-    (BreakerOpen, lambda exc, s: f"{_JUDGE} kept failing, skipped for up to {s.breaker_cooldown:g} s"),
-    (MalformedResponse, lambda exc, s: f"{_JUDGE}'s answer could not be read"),
-    (NotConfigured, lambda exc, s: "no agent to ask the utility model for"),
-    (Refused, lambda exc, s: f"the privacy guard refused {_JUDGE}: its endpoint is not private (rerank_private_only)"),
-    (TransportError, lambda exc, s: f"the call to {_JUDGE} failed"),
-    (BaseException, lambda exc, s: f"{_JUDGE} failed (see Test connection)"),
-)
-
-
-def fallback_words(exc: BaseException) -> str:
-    """Why the plugin left the host's own result, from the kind of failure alone."""
-    if isinstance(exc, SettingsError):
-        return f"the setting {exc.key} is invalid"
-    if isinstance(exc, TimeoutError):
-        return "the recall's time ran out"
-    return f"the plugin's search failed ({type(exc).__name__})"
-
-
-def search_words(search: Any, applied: bool, host_result: list | None = None) -> str:
-    """One search's part of the line: of what reached (or would reach) the prompt, how many
-    Agent Zero alone would not have shown there, and whether the first one differs."""
-    shown = search.docs[: search.slots]
-    host = (host_result if host_result is not None else search.found.host_result)[: search.slots]
-    changed = changes.versus_host(store_search.doc_keys(host), store_search.doc_keys(shown), search.slots)
-    new, top_changed = changed.from_below_cut, changed.top_changed
-    if not shown:
-        return "none found" if not search.dropped_by_floor else "none above the relevance floor"
-    if applied:
-        text = f"{new} of {len(shown)} that Agent Zero alone would not have shown"
-        return text + (", first one changed" if top_changed else ", same first one")
-    text = f"{new} of {len(shown)} would be ones Agent Zero alone does not show"
-    return text + (", the first one would change" if top_changed else ", the same first one")
+def say(log_item: Any, done: Any) -> None:
+    """One search's outcome (outcome.py) on the recall's line, in the vocabulary's words:
+    what ordered its memories and what that changed; for a fallback, why the host's own
+    order stood."""
+    if done.fell_back:
+        show(log_item, done.area, vocabulary.FALLBACK_PART, vocabulary.fallback_head(done.failure.words))
+        return
+    show(log_item, done.area, vocabulary.chat_part(done), vocabulary.chat_head(done))
 
 
 def show(log_item: Any, area: str, part: str, head: str) -> None:

@@ -4,8 +4,11 @@ Only the prompt-feeding callers are reranked: the recall extension's ``search_me
 and the ``memory_load`` tool. Every other caller (delete-by-query, consolidation, the
 dashboard) gets the original method's own result, object for object.
 
-Any failure, in any step, returns exactly what the unwrapped method returns for the same
-call. Only ``asyncio.CancelledError`` propagates: it is how Agent Zero stops a chat.
+What is left here is who is calling and the last rung of the fallback ladder
+(failures.py): the stages of a search (pipeline.py) leave the fused order when the reranker
+fails, and any failure of the plugin's own steps returns exactly what the unwrapped method
+returns for the same call (``host_answer_instead``), recorded the way every search is
+(outcome.py). Only ``asyncio.CancelledError`` propagates: it is how Agent Zero stops a chat.
 
 Nothing happens at import time. ``ensure_wrapped()`` keeps its marker and the original
 function on the host's ``Memory`` class itself, so a purge and re-import of this module
@@ -25,10 +28,10 @@ import time
 from typing import Any, Callable
 
 from .. import settings_cache
-from ..report.stats import CallRecord, STATS
+from ..report.stats import STATS  # noqa: F401  (the tests and the bench read the counters here)
 from ..scoring import calling_agent
 from ..settings import PLUGIN_NAME, Settings
-from . import budget, conversation, failures, pipeline, recall_line, shadow
+from . import budget, conversation, failures, outcome, pipeline, shadow
 from .pipeline import Call
 
 log = logging.getLogger("a0_reranker")
@@ -64,7 +67,7 @@ def ensure_wrapped() -> bool:
     try:
         cls = _memory_class()
         current = _installed(cls)
-        if current is not None and getattr(current, IMPL, None) is search_similarity_threshold:
+        if current is not None and getattr(current, IMPL, None) is search_for_caller:
             return True
         # Unwrapped, or wrapped by an older copy of this module (after a purge): wrap the
         # original, never the old wrapper, so there is always exactly one layer.
@@ -104,10 +107,10 @@ def _make_wrapper(original: Callable) -> Callable:
     async def wrapper(self, *args, **kwargs):
         # Frame 1 is the awaiting caller, before and after our first await, also inside
         # create_task(wait_for(...)) as recall runs it.
-        return await search_similarity_threshold(original, signature, sys._getframe(1), self, args, kwargs)
+        return await search_for_caller(original, signature, sys._getframe(1), self, args, kwargs)
 
     setattr(wrapper, MARKER, True)
-    setattr(wrapper, IMPL, search_similarity_threshold)
+    setattr(wrapper, IMPL, search_for_caller)
     return wrapper
 
 
@@ -184,7 +187,10 @@ def agent_settings(agent: Any) -> Settings | None:
     return settings_cache.remembered(key, read, _SETTINGS_TTL_S)
 
 
-async def search_similarity_threshold(original, signature, frame, memory, args, kwargs):
+async def search_for_caller(original, signature, frame, memory, args, kwargs):
+    """What the wrapped method returns to the caller behind ``frame``: for the recall
+    extension and memory_load, the plugin's order (in shadow mode the host's own, measured
+    afterwards); for every other caller, and when the plugin is off, the host's own."""
     call = identify_caller(frame)
     del frame  # no frame references kept past this point
     if call is None:
@@ -198,29 +204,27 @@ async def search_similarity_threshold(original, signature, frame, memory, args, 
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a bad setting, odd arguments: the host's own answer
-        return await _fall_back(call, exc, started, original(memory, *args, **kwargs), _filter_of(signature, memory, args, kwargs))
+        return await host_answer_instead(call, exc, started, original(memory, *args, **kwargs),
+                                         _filter_of(signature, memory, args, kwargs))
     if search is None:  # switched off, or nothing to search with: not ours to touch
         return await original(memory, *args, **kwargs)
+    search.started = started
     if not search.settings.apply:
         # Shadow mode costs the recall nothing: the host's answer goes back at once, and
         # the plugin measures what applying would have changed afterwards.
-        host_result = await original(memory, *args, **kwargs)
-        shadow.submit(lambda: _measure(memory, search, host_result), lambda: _still_shadow(call.agent), call.kind)
-        return host_result
+        search.host_answer = await original(memory, *args, **kwargs)
+        shadow.submit(lambda: _measure(memory, search), lambda: _still_shadow(call.agent), call.kind)
+        return search.host_answer
     try:
         # The recall's deadline bounds the plugin's own steps too (a slow embedder, a huge
         # store): past it, the host's own answer, while the host still has time to use it.
         async with asyncio.timeout(max(budget.MIN_CALL_S, call.deadline.remaining()) + 2 * pipeline.TIMEOUT_GRACE_S):
             with calling_agent.asking(call.agent):  # the utility-model judge asks this agent's model
-                await pipeline.run(memory, search)
+                await pipeline.run(memory, search)  # its last stage records what the search did
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a failure of the plugin's own steps: the host's own answer
-        return await _fall_back(call, exc, started, original(memory, *args, **kwargs), search.filter)
-    try:
-        pipeline.record(search, None, _ms(started))
-    except Exception as exc:  # bookkeeping must never cost a recall
-        log.info("a0_reranker: could not record a search: %s", exc)
+        return await host_answer_instead(call, exc, started, original(memory, *args, **kwargs), search.filter)
     return search.docs
 
 
@@ -251,32 +255,31 @@ def _filter_of(signature, memory, args, kwargs) -> str:
         return ""
 
 
-async def _fall_back(call: Call, exc: BaseException, started: float, host_answer, search_filter: str = ""):
-    """Count the failure, say it on the recall's line, and give the host's own answer."""
+async def host_answer_instead(call: Call, exc: BaseException, started: float, host_answer, search_filter: str = ""):
+    """The host's own answer to a search whose own steps failed, recorded like every search
+    (outcome.keep): counted as a fallback, and said on the recall's line."""
     failure = failures.plugin_failed(exc)
-    STATS.record(CallRecord("fallback", failure.reason, call.kind, latency_ms=_ms(started)))
+    outcome.keep(outcome.fallback(call.kind, pipeline.area_of(search_filter), failure, outcome.ms_since(started)), call.log_item)
     log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, failure.reason)
-    recall_line.show(call.log_item, pipeline.area_of(search_filter), "as Agent Zero found them",
-                     f"Agent Zero's own order ({failure.words})")
     return await host_answer
 
 
-async def _measure(memory: Any, search: pipeline.Search, host_result: list) -> None:
-    """Shadow mode, in the background: the whole pipeline, recorded against what the host
-    returned. A failure is counted; the agent already has the host's answer."""
-    started = time.monotonic()
+async def _measure(memory: Any, search: pipeline.Search) -> None:
+    """Shadow mode, in the background: the whole pipeline, its record against what the host
+    returned (search.host_answer). A failure is counted; the agent already has the host's
+    answer, and the chat says nothing of it."""
+    search.started = time.monotonic()
     # Off the recall's path: the recall's deadline is not this measurement's.
     search.call.deadline = budget.Deadline.after(budget.RECALL_BUDGET_S)
+    search.still_wanted = lambda: _still_shadow(search.call.agent)  # switched off meanwhile: nothing more to say
     try:
         with calling_agent.asking(search.call.agent):
             await pipeline.run(memory, search)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        STATS.record(CallRecord("fallback", "shadow measurement: " + failures.reason(exc), search.call.kind, latency_ms=_ms(started)))
-        return
-    if _still_shadow(search.call.agent):  # switched off meanwhile: nothing more to say
-        pipeline.record(search, host_result, _ms(started))
+        failure = failures.measurement_failed(exc)
+        outcome.keep(outcome.fallback(search.call.kind, search.area, failure, outcome.ms_since(search.started)))
 
 
 def _still_shadow(agent: Any) -> bool:
@@ -287,6 +290,3 @@ def _still_shadow(agent: Any) -> bool:
         return False
     return settings is not None and settings.enabled and not settings.apply
 
-
-def _ms(started: float) -> float:
-    return round((time.monotonic() - started) * 1000, 1)

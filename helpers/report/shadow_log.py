@@ -1,6 +1,6 @@
-"""The opt-in shadow log (``rerank_shadow_log``): one JSON line per search, applied or measured
-in shadow mode (the line is made in pipeline.log_line), so a user can judge the reranker
-from their own data with ``python -m helpers.cli report LOG``.
+"""The opt-in shadow log (``rerank_shadow_log``), the decision log: one JSON line per search,
+applied or measured in shadow mode (its fields chosen here, in ``line``), so a user can judge
+the reranker from their own data with ``python -m helpers.cli report LOG``.
 
 A line holds ids, ranks, scores and timings, and the reranker's query with secrets masked;
 never memory text, never the API key. Lines are written by a background thread, so a slow
@@ -20,7 +20,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from .. import lifecycle
 from . import changes, shadow_path
@@ -33,6 +33,31 @@ _STOP = None  # queued by uninstall (lifecycle): the writer ends once the lines 
 _writer: threading.Thread | None = None
 _writer_lock = threading.Lock()
 _warned: set[tuple[str, str]] = set()  # (path, why): each refusal is logged once
+
+
+def line(*, caller: str, applied: bool, limit: int, masked_query: str, fused: Sequence[str], pool: Sequence[str],
+         host_order: Sequence[str], plugin_order: Sequence[str], reranker_order: Sequence[str], reranker_say: str,
+         scores: Sequence[float], reranker_unavailable: str, latency_ms: float) -> dict[str, Any]:
+    """The line for one search, applied or measured in shadow mode: ids, orders and scores (the
+    reranker's, for the pool's first ids), and the reranker's query; never memory text. The
+    query comes masked and is cut here: masked before it is cut, so a cut never leaves half a
+    secret unrecognised."""
+    return {
+        "at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "caller": caller,
+        "applied": applied,
+        "limit": limit,
+        "query": masked_query[:QUERY_CHARS],
+        "fused": list(fused),  # the fused order; the pool below adds the deeper hits
+        "pool": list(pool),  # what the reranker was asked to judge
+        "host_order": list(host_order),
+        "reranked_order": list(plugin_order),  # what the plugin returns (or would)
+        "reranker_order": list(reranker_order),
+        "reranker_say": reranker_say,
+        "scores": dict(zip(pool, (round(s, 6) for s in scores))),
+        "reranker_unavailable": reranker_unavailable,
+        "latency_ms": latency_ms,
+    }
 
 
 def record(path: str, line: dict[str, Any]) -> None:
@@ -115,7 +140,7 @@ class Skipped:
 
 
 def read(path: str, skipped: Skipped | None = None) -> Iterator[dict[str, Any]]:
-    """The log's searches, each a line in the shape ``pipeline.log_line`` writes. Any other
+    """The log's searches, each a line in the shape ``line`` makes. Any other
     line is skipped and counted: one bad line must not hide the rest."""
     skipped = skipped if skipped is not None else Skipped()
     total = 0

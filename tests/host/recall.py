@@ -2,6 +2,8 @@
 config, this plugin's config, the wrapper, and the recalls to compare against (the host's own,
 the plugin's with no reranker). Shared by every test that drives a recall."""
 
+import dataclasses
+import functools
 import socket
 
 import yaml
@@ -52,6 +54,17 @@ def wrapped_module(host):
     recall = host.import_plugin("helpers.recall.wrapper")
     assert recall.ensure_wrapped()
     return recall
+
+
+def spy_on_stage(pipeline, name, spy):
+    """Put ``spy(real, memory, search)`` in the place of the search stage ``name`` (in
+    pipeline.STAGES, which the pipeline runs); ``real`` is the stage's own function. Returns
+    what undoes it."""
+    stages = pipeline.STAGES
+    real = next(stage.run for stage in stages if stage.name == name)
+    pipeline.STAGES = tuple(dataclasses.replace(stage, run=functools.partial(spy, real)) if stage.name == name else stage
+                            for stage in stages)
+    return lambda: setattr(pipeline, "STAGES", stages)
 
 
 async def unwrapped_recall(host, agent, message, history):
