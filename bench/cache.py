@@ -28,7 +28,7 @@ async def measure(repeats: int = 300) -> list[Row]:
             on = {**off, "rerank_cache": True}
             await probing.probe(Settings.from_mapping(off))
             await probing.probe(Settings.from_mapping(on))
-            CACHE.clear()
+            CACHE.forget()
 
             def ranker(config):
                 async def call():

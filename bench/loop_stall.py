@@ -147,7 +147,7 @@ async def _stall_of(r, recall, repeats: int, **config) -> tuple[float, float]:
         assert await asyncio.create_task(r.wrapped(recall))
 
     await one()  # the first search of a configuration: its probe
-    r.recall.STATS.reset()
+    r.recall.STATS.forget()
     worst = await worst_gap_ms(one, repeats)
     outcomes = {c["outcome"] for c in r.recall.STATS.snapshot(last=repeats)["recent"]}
     assert outcomes == {"fused" if config.get("rerank_api") == "auto" else "reranked"}, outcomes  # the feature ran

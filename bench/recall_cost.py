@@ -165,7 +165,7 @@ async def real_embedder(repeats: int = 10) -> list[Row]:
 
             async def on():
                 host.toggle(True)
-                vectors.MEMO.clear()  # a fresh recall: nothing embedded yet
+                vectors.MEMO.forget()  # a fresh recall: nothing embedded yet
                 host.import_plugin("helpers.settings_cache").forget()
                 assert (await host.recall(agent, question["message"], turns))["error"] is None
                 _no_fallback(recall)

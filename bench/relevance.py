@@ -138,7 +138,7 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
         snap = Snapshot(
             search.area, search.limit, search.slots,
             {role: [d for d, _ in hits] for role, hits in search.found.lists.items()},
-            list(search.fused), list(search.pool), list(search.judged) if scored is not None else None, search.host_first,
+            list(search.fused), list(search.pool), list(search.after_policies) if scored is not None else None, search.host_first,
             similarities={role: [x for _, x in hits] for role, hits in search.found.lists.items()},
             scores=list(scored.scores) if scored is not None else None,
             scale=scored.scale if scored is not None else None,

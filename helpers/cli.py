@@ -216,15 +216,15 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import shadow_log
+    from .report import decision_log
 
     try:
-        summary = shadow_log.summarise(args.log, k=args.k)
+        summary = decision_log.summarise(args.log, k=args.k)
     except OSError as exc:
         raise _unreadable(args.log, "log", exc) from None
     except ValueError as exc:  # nothing in it to summarise
         raise UsageError(f"argument log: {args.log}: {exc}") from None
-    print(json.dumps(summary, indent=2) if args.json else shadow_log.format_summary(summary))
+    print(json.dumps(summary, indent=2) if args.json else decision_log.format_summary(summary))
     return 0
 
 
@@ -257,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="counters of this process (mostly useful inside Agent Zero)")
     p.set_defaults(func=cmd_status)
 
-    p = sub.add_parser("report", help="summarise a shadow log (rerank_shadow_log)")
+    p = sub.add_parser("report", help="summarise a decision log (rerank_shadow_log)")
     p.add_argument("log")
     p.add_argument("--k", type=_at_least_one, default=5, help="the prompt's slots: how many top results count")
     p.add_argument("--json", action="store_true")

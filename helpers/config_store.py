@@ -14,7 +14,7 @@ import os
 from typing import Any, Callable, Mapping, MutableMapping
 
 from . import envfile, stored_key
-from .report import shadow_path
+from .report import decision_log_path
 from .settings import (API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, SettingsError, coerce, key_input, shown,
                        stored_value)
 
@@ -34,11 +34,11 @@ def prepare_for_save(
     # What the form says about the stored key's variable is the browser's, not ours: dropped
     settings = {k: v for k, v in settings.items() if k != stored_key.VARIABLE_FIELD}
     checked = Settings.from_mapping(settings, origins={})  # the whole mapping must be valid, with its cross-checks
-    if checked.shadow_log:
+    if checked.decision_log:
         try:
-            shadow_path.resolve(checked.shadow_log)
-        except shadow_path.PathRefused as exc:
-            raise SettingsError("rerank_shadow_log", f"got {shown(checked.shadow_log)}: {exc}") from None
+            decision_log_path.resolve(checked.decision_log)
+        except decision_log_path.PathRefused as exc:
+            raise SettingsError("rerank_shadow_log", f"got {shown(checked.decision_log)}: {exc}") from None
     out = {key: coerce(key, value) for key, value in settings.items() if key in LIMITS}
     variable = stored_key.variable_for(*scope)
     saved_for = stored_key.origin(checked.endpoint)

@@ -1,6 +1,6 @@
 """A deadline: the time left for one piece of work, as a point on the monotonic clock.
 
-The bottom floor: a recall's one deadline (recall/budget.py), a reranker call's share of
+The bottom floor: a recall's one deadline (recall/deadlines.py), a reranker call's share of
 it, a probe's and the calibration's all are one of these, passed down from where the time
 was decided; nothing below re-derives it from a setting.
 """

@@ -17,10 +17,10 @@ from __future__ import annotations
 def reset_state() -> None:
     """Forget every process-wide cache and counter: settings, probe verdicts, scores, the
     breaker, stats, store scans, query vectors, privacy lookups, learned batch limits,
-    recall budgets and the recall line's parts. Loaded local models are dropped too.
+    recall deadlines and the recall line's parts. Loaded local models are dropped too.
     Never stops threads or background work (that is uninstall's job: lifecycle)."""
     from .scoring import breaker, cache, calibration, client, endpoint_guard, probing
-    from .recall import budget, judge_call, lexical_index, query_vectors, recall_line, store_search
+    from .recall import deadlines, judge_call, lexical_index, query_vectors, recall_line, store_search
     from . import settings_cache
     from .report import stats
     from .scoring.scorers import local, utility
@@ -28,15 +28,15 @@ def reset_state() -> None:
     settings_cache.forget()
     probing.forget()
     calibration.forget()
-    cache.CACHE.clear()
-    breaker.BREAKER.reset()
-    stats.STATS.reset()
-    store_search.forget_scans()
+    cache.CACHE.forget()
+    breaker.BREAKER.forget()
+    stats.STATS.forget()
+    store_search.forget()
     lexical_index.forget()
-    query_vectors.MEMO.clear()
+    query_vectors.MEMO.forget()
     endpoint_guard.forget()
-    client.forget_learned_batches()
-    budget.reset()
+    client.forget_batch_limits()
+    deadlines.forget()
     recall_line.forget()
     judge_call.forget()
     local.forget()

@@ -78,6 +78,16 @@ def _fmt(x: float | None) -> str:
     return "any" if x is None else (str(int(x)) if float(x).is_integer() else str(x))
 
 
+# The settings whose field is not the key without its "rerank_": the key is what users
+# already have in their config.json, the field the idea's one word (docs/how-it-works.md#words).
+FIELD_NAMES = {"rerank_shadow_log": "decision_log"}  # written in apply mode too, not only in shadow mode
+
+
+def field_name(key: str) -> str:
+    """The Settings field a setting key fills."""
+    return FIELD_NAMES.get(key, key.removeprefix("rerank_"))
+
+
 # Every setting's limits. The settings panel checks the same ones: api/settings_fields.py serves them.
 LIMITS: dict[str, Limit] = {
     "rerank_enabled": Limit("bool"),
@@ -282,7 +292,7 @@ class Settings:
     mmr_lambda: float
     private_only: bool
     redact: bool
-    shadow_log: str
+    decision_log: str
     local_model: str
     local_device: str
     local_max_length: int
@@ -312,7 +322,7 @@ class Settings:
             raise SettingsError("rerank_endpoint", f"got {shown(shown_endpoint(values['rerank_endpoint']))}, expected an http:// or https:// URL with a host")
         if endpoint and (problem := _url_problem(endpoint)):
             raise SettingsError("rerank_endpoint", f"got {shown(shown_endpoint(values['rerank_endpoint']))}: {problem}")
-        kwargs = {key.removeprefix("rerank_"): values[key] for key in LIMITS if key != "rerank_api_key"}
+        kwargs = {field_name(key): values[key] for key in LIMITS if key != "rerank_api_key"}
         kwargs["endpoint"] = endpoint
         variable = stored_key.variable_named(mapping or {})
         if variable is None:

@@ -1,5 +1,5 @@
 """One computation of what a search changed versus Agent Zero's own result (report/changes.py),
-read by the chat line, the shadow stats and the shadow log's summary."""
+read by the chat line, the shadow stats and the decision log's summary."""
 
 from helpers.report.changes import versus_host
 

@@ -1,4 +1,4 @@
-"""The command line on hostile files: a shadow log with lines that are JSON but not the log's
+"""The command line on hostile files: a decision log with lines that are JSON but not the log's
 shape, and files that never end (/dev/zero). One clear line or a summary that counts what
 it skipped; reads bounded by documented caps, never until memory runs out."""
 

@@ -119,7 +119,7 @@ def test_the_direction_checker_finds_an_import_the_wrong_way():
     edges = {"helpers.scoring.client": {"helpers.recall.pipeline", "helpers.settings"},
              "helpers.report.stats": {"helpers.scoring.cache"}, "helpers.recall.pipeline": {"helpers.report.stats"}}
     assert wrong_way(edges) == ["helpers.scoring.client -> helpers.recall.pipeline"]
-    assert wrong_way({"helpers.report.shadow_log": {"helpers.recall"}}) == ["helpers.report.shadow_log -> helpers.recall"]
+    assert wrong_way({"helpers.report.decision_log": {"helpers.recall"}}) == ["helpers.report.decision_log -> helpers.recall"]
 
 
 def test_the_checker_finds_a_cycle_and_follows_function_level_imports():

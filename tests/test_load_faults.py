@@ -187,7 +187,8 @@ class Rig:
         self.stats = self.recall.STATS
         self.client.set_backoff_scale(0.05)
         self.settings = host.import_plugin("helpers.settings").Settings.from_mapping(self.config)
-        self.breaker_key = host.import_plugin("helpers.scoring.score")._breaker_key(self.settings)
+        scorers = host.import_plugin("helpers.scoring.scorers")
+        self.breaker_key = scorers.for_settings(self.settings).breaker_key(self.settings)
         self.agents = [host.agent() for _ in range(3)]
         self.memory = host.run(self._store())
         self.Memory = type(self.memory)
@@ -224,7 +225,7 @@ class Rig:
             plain = await self.original(self.memory, spec.query, spec.limit, spec.threshold, spec.filter)
             self.expected[spec] = (orders[spec]["reranked"], orders[spec]["fused"], [id(d) for d in plain])
         assert not self.stats.snapshot()["totals"].get("fallback") and not self.stats.snapshot()["totals"].get("reranker_unavailable")
-        self.stats.reset()
+        self.stats.forget()
 
 
 @dataclass

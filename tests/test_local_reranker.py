@@ -294,7 +294,7 @@ def test_recall_without_sentence_transformers_gets_the_no_server_order(host, tin
         host.set_config({})  # no reranker: the built-in fusion
         host.import_plugin("helpers.settings_cache").forget()
         expected = await host.recall(agent, QUESTION, "")
-        recall.STATS.reset()
+        recall.STATS.forget()
         monkeypatch.setitem(sys.modules, "sentence_transformers", None)
         host.set_config(local_config(tiny_model))
         host.import_plugin("helpers.settings_cache").forget()

@@ -2,8 +2,8 @@
 (MMR), each alone and together, on a probability-scale server (TEI) and a raw-logit one
 (llama.cpp); and every one of them, switched off, giving exactly the plain reranked order.
 
-They act on the reranker's judgement, before it is combined with the fused order: so each
-test reads that judgement (the pipeline's ``judged`` list, taken as the combine stage gets
+They act on the reranker's grade, before it is combined with the fused order: so each
+test reads that grade (the pipeline's ``after_policies`` list, taken as the combine stage gets
 it) and checks what reached the agent too (a floor's drops never do). The servers score
 from a table (memory text -> logit), so each expected order is computed here,
 independently of the plugin, from the formulas the settings document."""
@@ -93,14 +93,14 @@ async def build(host, table):
 
 
 async def recall_texts(host, agent, **config):
-    """(the reranker's judgement of the memories as texts, the memories the agent got)."""
+    """(the reranker's grade of the memories as texts, the memories the agent got)."""
     set_plugin(host, **config)
     pipeline = host.import_plugin("helpers.recall.pipeline")
     judged = []
 
     def spy(real, memory, search):
         if "solutions" not in search.filter:
-            judged.append([d.page_content for d in search.judged])
+            judged.append([d.page_content for d in search.after_policies])
         real(memory, search)
 
     restore = spy_on_stage(pipeline, "combine", spy)
@@ -186,7 +186,7 @@ OFF_STATES = {
     "mmr lambda 1": {"rerank_mmr_lambda": 1.0},
     "private_only on a loopback server": {"rerank_private_only": True},
     "redact with nothing to mask": {"rerank_redact": True},
-    "shadow log on": {"rerank_shadow_log": "usr/shadow.jsonl"},
+    "decision log on": {"rerank_shadow_log": "usr/shadow.jsonl"},
 }
 
 
@@ -195,7 +195,7 @@ def test_every_feature_off_gives_exactly_the_plain_reranked_order(host, tmp_path
         agent, memory = await build(host, CORPUS)
         with start(kind, scorer=scorer_for(CORPUS)) as srv:
             plain_texts, plain_docs = await recall_texts(host, agent, rerank_endpoint=srv.url)
-            # The plain judgement is the server's scores, best first: nothing else moved it.
+            # The plain grade is the server's scores, best first: nothing else moved it.
             assert plain_texts == reference(CORPUS, kind)
             assert [d.page_content for d in plain_docs] != [d.page_content for d in await _host_order(host, agent)]
             stored = {id(d) for d in memory.db.docstore._dict.values()}

@@ -161,7 +161,7 @@ def test_a_refused_recall_gets_the_no_server_order_and_sends_nothing(host, netwo
         _set_plugin(host, rerank_endpoint="")
         expected = await host.recall(agent, "which port does grafana use", "")
         recall = host.import_plugin("helpers.recall.wrapper")
-        recall.STATS.reset()
+        recall.STATS.forget()
         _set_plugin(host, rerank_endpoint=PUBLIC, rerank_private_only=True)
         got = await host.recall(agent, "which port does grafana use", "")
         assert [id(d) for d in got["memories"]] == [id(d) for d in expected["memories"]]

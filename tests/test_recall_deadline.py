@@ -13,10 +13,10 @@ def shrink_time(host, monkeypatch, budget_s: float, host_timeout_s: float):
     """The same race at a smaller scale: the plugin's budget and the host's own 30 s."""
     import importlib
 
-    budget = host.import_plugin("helpers.recall.budget")
-    monkeypatch.setattr(budget, "RECALL_BUDGET_S", budget_s)
+    deadlines = host.import_plugin("helpers.recall.deadlines")
+    monkeypatch.setattr(deadlines, "RECALL_SECONDS", budget_s)
     monkeypatch.setattr(importlib.import_module(RECALL_MODULE), "SEARCH_TIMEOUT", host_timeout_s)
-    return budget
+    return deadlines
 
 
 def test_a_hung_reranker_at_the_largest_timeout_still_leaves_the_recall_its_memories(host, monkeypatch):
@@ -29,7 +29,7 @@ def test_a_hung_reranker_at_the_largest_timeout_still_leaves_the_recall_its_memo
             srv.set_faults(delay=60.0)  # accepts, never answers in time
             set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=120, rerank_retries=0)
             recall = host.import_plugin("helpers.recall.wrapper")
-            recall.STATS.reset()
+            recall.STATS.forget()
             got = await host.recall(agent, QUESTION, HISTORY)
         # Before one deadline per recall, the host cancelled the recall (TimeoutError) and
         # the turn had no memories; now it gets the fused order, the no-server result.
@@ -51,7 +51,7 @@ def test_the_second_search_gets_what_the_first_left_and_does_not_ask_when_nothin
             srv.set_faults(delay=60.0)
             set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=120, rerank_retries=0, rerank_breaker_failures=100)
             recall = host.import_plugin("helpers.recall.wrapper")
-            recall.STATS.reset()
+            recall.STATS.forget()
             got = await host.recall(agent, QUESTION, HISTORY)
             rerank_posts = [r for r in srv.requests if r.method == "POST" and r.path == "/rerank"]
         assert got["error"] is None
@@ -66,16 +66,16 @@ def test_the_second_search_gets_what_the_first_left_and_does_not_ask_when_nothin
 
 def test_a_memory_load_search_has_a_budget_of_its_own(host, monkeypatch):
     agent, memory = enabled_store(host)
-    budget = shrink_time(host, monkeypatch, budget_s=0.8, host_timeout_s=6.0)
+    deadlines = shrink_time(host, monkeypatch, budget_s=0.8, host_timeout_s=6.0)
 
     async def main():
-        first = budget.for_search("memory_load")
+        first = deadlines.for_search("memory_load")
         await asyncio.sleep(0.01)
-        second = budget.for_search("memory_load")
+        second = deadlines.for_search("memory_load")
         assert second.expires_at > first.expires_at  # not shared: each tool call is its own search
 
         async def one_recall():
-            return budget.for_search("recall"), budget.for_search("recall")
+            return deadlines.for_search("recall"), deadlines.for_search("recall")
 
         a, b = await asyncio.create_task(one_recall())
         c, _ = await asyncio.create_task(one_recall())
@@ -115,8 +115,8 @@ def test_the_deadline_counts_from_when_the_hosts_recall_started_not_from_the_fir
     # plugin stops asking the hung reranker in time and the fused order comes back.
     from tests.host.recall import set_memory_config
 
-    budget = shrink_time(host, monkeypatch, budget_s=3.0, host_timeout_s=6.0)
-    monkeypatch.setattr(budget, "HOST_MARGIN_S", 0.8)
+    deadlines = shrink_time(host, monkeypatch, budget_s=3.0, host_timeout_s=6.0)
+    monkeypatch.setattr(deadlines, "HOST_MARGIN_S", 0.8)
     agent, memory = enabled_store(host)
     set_memory_config(host, memory_recall_similarity_threshold=0.0, memory_recall_query_prep=True)
     agent.set_data(type(agent).DATA_NAME_UTILITY_MODEL, _slow_query_prep(3.4))
@@ -127,7 +127,7 @@ def test_the_deadline_counts_from_when_the_hosts_recall_started_not_from_the_fir
             srv.set_faults(delay=60.0)
             set_plugin(host, rerank_endpoint=srv.url, rerank_timeout=120, rerank_retries=0, rerank_breaker_failures=100)
             recall = host.import_plugin("helpers.recall.wrapper")
-            recall.STATS.reset()
+            recall.STATS.forget()
             got = await host.recall(agent, QUESTION, HISTORY)
         assert got["error"] is None
         assert got["memories"] and got["solutions"]
@@ -142,9 +142,9 @@ def test_the_hosts_post_filter_keeps_its_reserve_of_the_hosts_time(host, monkeyp
     # utility model needs to filter (POST_FILTER_RESERVE_S), so the filter's answer is used.
     from tests.host.recall import set_memory_config
 
-    budget = shrink_time(host, monkeypatch, budget_s=3.0, host_timeout_s=6.0)
-    monkeypatch.setattr(budget, "HOST_MARGIN_S", 0.5)
-    monkeypatch.setattr(budget, "POST_FILTER_RESERVE_S", 1.0)
+    deadlines = shrink_time(host, monkeypatch, budget_s=3.0, host_timeout_s=6.0)
+    monkeypatch.setattr(deadlines, "HOST_MARGIN_S", 0.5)
+    monkeypatch.setattr(deadlines, "POST_FILTER_RESERVE_S", 1.0)
     agent, memory = enabled_store(host)
     set_memory_config(host, memory_recall_similarity_threshold=0.0, memory_recall_query_prep=True,
                       memory_recall_post_filter=True)
@@ -174,22 +174,22 @@ def test_each_recall_task_keeps_the_stamp_of_its_own_start(host):
     # The stamp travels in the context the recall task copies when the host creates it: a
     # later turn's stamp (the loop goes on while a delayed recall still runs) never moves an
     # earlier recall's deadline later.
-    budget = host.import_plugin("helpers.recall.budget")
+    deadlines = host.import_plugin("helpers.recall.deadlines")
 
     async def main():
         async def first_search():
             await release.wait()
-            return budget.for_search("recall", 30, False)
+            return deadlines.for_search("recall", 30, False)
 
         release = asyncio.Event()
-        budget.stamp_host_recall_start()
-        stamped = budget._host_recall_started.get()
+        deadlines.stamp_host_recall_start()
+        stamped = deadlines._host_recall_started.get()
         earlier = asyncio.create_task(first_search())  # as _50_recall_memories creates it
         await asyncio.sleep(0.05)
-        budget.stamp_host_recall_start()  # the next iteration of the agent loop
+        deadlines.stamp_host_recall_start()  # the next iteration of the agent loop
         release.set()
         deadline = await earlier
-        assert deadline.expires_at <= stamped + 30 - budget.HOST_MARGIN_S
-        assert budget._host_recall_started.get() > stamped
+        assert deadline.expires_at <= stamped + 30 - deadlines.HOST_MARGIN_S
+        assert deadlines._host_recall_started.get() > stamped
 
     asyncio.run(main())

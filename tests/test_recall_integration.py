@@ -47,7 +47,7 @@ def test_a_memory_ranked_25th_of_60_reaches_the_top_5(host):
         # An ordinary model for everything (the connection probe too), the answer scored highest.
         with start("tei19", scorer=lambda q, d: 20.0 if d == target.page_content else relevance(q, d)) as srv:
             set_plugin(host, rerank_endpoint=srv.url, rerank_candidates=40)
-            recall.STATS.reset()
+            recall.STATS.forget()
             result = await host.recall(agent, QUESTION, HISTORY)
         assert result["error"] is None
         assert any(d is target for d in result["memories"])
@@ -150,7 +150,7 @@ def test_a_failing_reranker_leaves_exactly_the_no_server_order(live, case, fault
         host_only = await unwrapped_recall(host, agent, QUESTION, HISTORY)
         assert ids(expected["memories"]) != ids(host_only["memories"])  # fusion did something here
         recall = host.import_plugin("helpers.recall.wrapper")
-        recall.STATS.reset()
+        recall.STATS.forget()
         if case == "server down":
             set_plugin(host, rerank_endpoint=f"http://127.0.0.1:{free_port()}", rerank_timeout=1.0, rerank_retries=0)
         else:
@@ -170,7 +170,7 @@ def test_a_failure_of_the_plugins_own_steps_returns_exactly_the_hosts_result(liv
     async def main():
         expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
         recall = host.import_plugin("helpers.recall.wrapper")
-        recall.STATS.reset()
+        recall.STATS.forget()
         if case == "disabled":
             host.toggle(False)
         elif case == "switched off":  # rerank_enabled: false is stock Agent Zero
@@ -182,7 +182,7 @@ def test_a_failure_of_the_plugins_own_steps_returns_exactly_the_hosts_result(liv
             monkeypatch.setattr(store_search, "_search_rows", lambda *a: (_ for _ in ()).throw(MemoryError("faiss")))
         else:
             vectors = host.import_plugin("helpers.recall.query_vectors")
-            vectors.MEMO.clear()
+            vectors.MEMO.forget()
 
             async def broken(db, texts):
                 raise RuntimeError("the embedder is down")
@@ -223,7 +223,7 @@ def test_shadow_mode_without_a_server_measures_the_fusion(live):
         expected = await unwrapped_recall(host, agent, QUESTION, HISTORY)
         fused = await no_server_recall(host, agent, QUESTION, HISTORY)
         recall = host.import_plugin("helpers.recall.wrapper")
-        recall.STATS.reset()
+        recall.STATS.forget()
         set_plugin(host, rerank_endpoint="", rerank_apply=False)
         got = await host.recall(agent, QUESTION, HISTORY)
         assert ids(got["memories"]) == ids(expected["memories"]) != ids(fused["memories"])
@@ -402,7 +402,7 @@ def test_shadow_measurements_are_bounded_and_the_skips_counted(live):
         await shadow.drained()
         srv.set_faults(delay=0.3)
         recall = host.import_plugin("helpers.recall.wrapper")
-        recall.STATS.reset()
+        recall.STATS.forget()
         peak = 0
         for i in range(4):  # recalls coming faster than their measurements finish
             await host.recall(agent, f"{QUESTION} ({i})", HISTORY)
@@ -425,7 +425,7 @@ def test_no_shadow_measurement_after_the_plugin_is_switched_off(live, how):
     async def main():
         set_plugin(host, rerank_endpoint=srv.url, rerank_apply=False, rerank_timeout=5.0)
         srv.set_faults(delay=0.4)
-        recall.STATS.reset()
+        recall.STATS.forget()
         await host.recall(agent, QUESTION, HISTORY)
         assert shadow.running() >= 1
         if how == "disabled":

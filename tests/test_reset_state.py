@@ -4,7 +4,7 @@ plugin keeps; the autouse fixture in conftest.py calls it before each test."""
 import asyncio
 
 from helpers import reranker, settings_cache
-from helpers.recall import budget, query_vectors, recall_line, store_search
+from helpers.recall import deadlines, query_vectors, recall_line, store_search
 from helpers.report import stats
 from helpers.scoring import breaker, cache, client, endpoint_guard, probing, scorers
 from helpers.scoring.scorers import local, utility
@@ -45,8 +45,8 @@ def _fill_every_cache():
 
 
 async def _a_recall_budget():
-    budget.for_search("recall")
-    assert len(budget._by_task) == 1
+    deadlines.for_search("recall")
+    assert len(deadlines._by_task) == 1
 
 
 def _sizes(settings):

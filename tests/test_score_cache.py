@@ -21,10 +21,10 @@ def test_a_call_in_flight_across_the_namespace_reset_never_stores_under_another_
     assert keys_a[0][0] != keys_b[0][0]
 
 
-def test_clear_does_not_hand_out_a_number_again_either():
+def test_forget_does_not_hand_out_a_number_again_either():
     cache = ScoreCache()
     keys_a = cache.keys("reranker a", QUERY, DOCS)
-    cache.clear()  # reset_state, while A's call is in flight
+    cache.forget()  # reset_state, while A's call is in flight
     keys_b = cache.keys("reranker b", QUERY, DOCS)
     cache.store(keys_a, [0.9, 0.1], ttl=300, max_entries=1000)
     assert cache.lookup(keys_b) == [None, None]

@@ -1,6 +1,6 @@
 """One record per search (helpers/recall/outcome.py): the pipeline is its list of stages,
 the record the last of them; what a search changed versus the host is worked out once and
-read by the counters, the shadow log and the chat line; a fallback is kept the same way;
+read by the counters, the decision log and the chat line; a fallback is kept the same way;
 and bookkeeping that fails costs the recall nothing. Through the stand-in host."""
 
 from tests.host.recall import HISTORY, QUESTION, enabled_store, ids, set_plugin, spy_on_stage
@@ -85,7 +85,7 @@ def test_a_failure_while_recording_costs_the_recall_nothing(host, monkeypatch):
     set_plugin(host)
     plugins_order = host.run(host.recall(agent, QUESTION, HISTORY))
     stats = host.import_plugin("helpers.report.stats").STATS
-    stats.reset()
+    stats.forget()
 
     tried = []
 

@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from helpers.settings import API_KEY_ENV, API_KEY_PLACEHOLDER, DEFAULT_CONFIG_PATH, LIMITS, Settings, SettingsError
+from helpers.settings import API_KEY_ENV, API_KEY_PLACEHOLDER, DEFAULT_CONFIG_PATH, LIMITS, Settings, SettingsError, field_name
 from helpers.scoring import scorers
 
 
@@ -14,7 +14,7 @@ def test_defaults_come_from_default_config_yaml_only():
     for key, value in raw.items():
         if key == "rerank_api_key":
             continue
-        assert getattr(settings, key.removeprefix("rerank_")) == value, key
+        assert getattr(settings, field_name(key)) == value, key
 
 
 def test_reference_plugin_defaults_are_kept():
@@ -40,7 +40,7 @@ def test_reference_plugin_defaults_are_kept():
     ],
 )
 def test_strings_from_the_ui_or_an_llm_are_coerced(key, raw, expected):
-    assert getattr(Settings.from_mapping({key: raw}), key.removeprefix("rerank_")) == expected
+    assert getattr(Settings.from_mapping({key: raw}), field_name(key)) == expected
 
 
 @pytest.mark.parametrize(

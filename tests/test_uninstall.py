@@ -227,12 +227,12 @@ def _plugin_threads() -> list[threading.Thread]:
 
 def test_uninstall_stops_the_sync_bridge_and_the_shadow_log_writer(host):
     reranker = host.import_plugin("helpers.reranker")
-    shadow_log = host.import_plugin("helpers.report.shadow_log")
+    decision_log = host.import_plugin("helpers.report.decision_log")
     assert reranker.rerank("grafana port", ["grafana listens on 3000", "tea"], config=LEXICAL)[0][0] == 0
     log_path = host.root / "usr" / "shadow.jsonl"  # the only place the log may be written
-    shadow_log.record(str(log_path), {"n": 1})
+    decision_log.record(str(log_path), {"n": 1})
     names = {t.name for t in _plugin_threads()}
-    assert {"a0_reranker-sync", "a0_reranker-shadow-log"} <= names
+    assert {"a0_reranker-sync", "a0_reranker-decision-log"} <= names
 
     host.call_hook("uninstall")
 

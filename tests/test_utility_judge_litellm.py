@@ -50,7 +50,7 @@ def test_a_real_litellm_call_judges_a_recall(host, stream):
         agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, litellm_utility_model(server.api_base, stream=stream))
         set_plugin(host, rerank_api="utility")
         stats = host.import_plugin("helpers.report.stats").STATS
-        stats.reset()
+        stats.forget()
         result = host.run(host.recall(agent, QUESTION, HISTORY))
         sent = list(server.requests)
     assert result["error"] is None

@@ -32,7 +32,7 @@ def test_under_private_only_a_utility_model_that_is_not_private_is_never_sent_me
     utility_model_settings(host, section)
     set_plugin(host, rerank_api="utility", rerank_private_only=True)
     stats = host.import_plugin("helpers.report.stats").STATS
-    stats.reset()
+    stats.forget()
     result = host.run(host.recall(agent, QUESTION, HISTORY))
     assert result["error"] is None
     assert judge.calls == []  # before: the judge was asked, memory text went to the hosted model
@@ -49,7 +49,7 @@ def test_under_private_only_a_utility_model_on_loopback_judges(host):
     utility_model_settings(host, LOCAL)
     set_plugin(host, rerank_api="utility", rerank_private_only=True)
     stats = host.import_plugin("helpers.report.stats").STATS
-    stats.reset()
+    stats.forget()
     result = host.run(host.recall(agent, QUESTION, HISTORY))
     assert result["error"] is None and judge.recall_calls
     totals = stats.snapshot()["totals"]

@@ -81,7 +81,7 @@ def test_in_a_new_chat_the_word_search_is_searched_and_confirmed_picks_reach_the
     search = seen[0]
     words = [d.page_content for d, _ in search.found.lists["lexical"]]
     assert words[0] == NEEDLE
-    dense_alone = _fused_alone(host, search, ("message", search.message_floor))
+    dense_alone = _fused_alone(host, search, ("message", search.message_threshold))
     assert NEEDLE not in dense_alone[:5]  # the embedder alone would not show it
     assert NEEDLE in [d.page_content for d in result["memories"][:5]]
 
@@ -100,5 +100,5 @@ def test_in_a_conversation_the_fused_order_stands(host):
         restore()
     search = seen[0]
     assert "followup" in search.found.lists and "lexical" in search.found.lists
-    fused_only = _fused_alone(host, search, ("message", search.message_floor), ("followup", search.fused_floor))
+    fused_only = _fused_alone(host, search, ("message", search.message_threshold), ("followup", search.fused_threshold))
     assert [d.page_content for d in search.fused] == fused_only

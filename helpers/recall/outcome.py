@@ -1,6 +1,6 @@
 """What one search did, worked out once: by the pipeline's last stage (pipeline.record) for
 a search that ran, by the wrapper (wrapper.py) for one that fell back to the host. The
-counters (report/stats.py), the decision log (report/shadow_log.py) and the chat line
+counters (report/stats.py), the decision log (report/decision_log.py) and the chat line
 (recall_line.py) each read this one value through ``keep``; none of them works any of it
 out again."""
 
@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..report import shadow_log
+from ..report import decision_log
 from ..report.changes import Changes
 from ..report.stats import CallRecord, STATS
 from ..scoring.redaction import redact
@@ -81,7 +81,7 @@ class Outcome:
                           unavailable=self.failure.reason if self.failure is not None else "")
 
     def log_line(self) -> dict[str, Any]:
-        return shadow_log.line(
+        return decision_log.line(
             caller=self.caller, applied=self.applied, limit=self.limit, masked_query=redact(self.query),
             fused=self.fused, pool=self.pool, host_order=self.host_order, plugin_order=self.plugin_order,
             reranker_order=self.reranker_order, reranker_say=self.trust.say if self.trust is not None else "",
@@ -99,9 +99,9 @@ def keep(done: Outcome, log_item: Any = None, search: Any = None) -> None:
     the search found something to judge), the counters, and the search's part of the recall's
     line in the chat (``log_item``; None: nothing to say there). ``search``: the finished
     pipeline.Search the outcome is of, None for a fallback."""
-    path = search.settings.shadow_log if search is not None else ""
+    path = search.settings.decision_log if search is not None else ""
     if path and done.pool:
-        shadow_log.record(path, done.log_line())
+        decision_log.record(path, done.log_line())
     STATS.record(done.call_record())
     recall_line.say(log_item, done)
 

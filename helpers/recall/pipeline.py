@@ -7,7 +7,7 @@
     score    the reranker judges the pool, when one is configured (scoring/score.py)
     policies the relevance floor, recency and diversity, when turned on (policies.py)
     combine  the reranker's order merged with the fused one; the host's own first kept
-    record   what the search did, worked out once (outcome.py): the counters, the shadow
+    record   what the search did, worked out once (outcome.py): the counters, the decision
              log, the chat line, and in shadow mode what applying would change
 
 Each stage reads and extends a ``Search``; score, policies and combine judge the pool and
@@ -34,7 +34,7 @@ from ..report import changes
 from ..scoring import calibration, probing, scorers
 from ..scoring.score import Scored, earned_say, score_documents
 from ..settings import Settings
-from . import budget, failures, fusion, judge_call, outcome, policies, store_search, texts
+from . import deadlines, failures, fusion, judge_call, outcome, policies, store_search, texts
 
 log = logging.getLogger("a0_reranker")
 
@@ -55,8 +55,8 @@ class Call:
     history: str | None = None  # the history the host searched with, before the message
     prompt_slots: dict[str, int] = field(default_factory=dict)  # memories / solutions -> how many reach the prompt
     query_prepared: bool = False  # the host's query was written by its utility model (memory_recall_query_prep)
-    # The recall's one deadline (budget.py), shared by its two searches.
-    deadline: Deadline = field(default_factory=lambda: Deadline.after(budget.RECALL_BUDGET_S))
+    # The recall's one deadline (deadlines.py), shared by its two searches.
+    deadline: Deadline = field(default_factory=lambda: Deadline.after(deadlines.RECALL_SECONDS))
     post_filter: bool = False  # the host's memory_recall_post_filter is on: its utility model judges too
     solutions_limit: int = 0  # the host's solutions search's limit (recall only): the utility judge reads both at once
 
@@ -73,9 +73,9 @@ class Search:
     filter: str
     searches: texts.Searches | None = None
     found: store_search.Found | None = None
-    fused_floor: float = 0.0  # the similarity a memory needs for a place in the fused order
-    message_floor: float = 0.0  # the same, for the user's message's own list
-    fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_floor
+    fused_threshold: float = 0.0  # the similarity a memory needs for a place in the fused order
+    message_threshold: float = 0.0  # the same, for the user's message's own list
+    fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_threshold
     fused_scores: list = field(default_factory=list)
     pool: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
     rerank_query: str = ""
@@ -86,7 +86,7 @@ class Search:
     no_opinion: str = ""  # the reranker answered but scored every memory alike, in plain words
     # The pool in the reranker's order after the policies (floor, recency, diversity);
     # without the reranker's scores, the fused order after the policies.
-    judged: list = field(default_factory=list)
+    after_policies: list = field(default_factory=list)
     docs: list = field(default_factory=list)  # the answer, best first, at most ``limit``
     dropped_by_floor: int = 0
     notes: list = field(default_factory=list)
@@ -158,8 +158,8 @@ def plan(memory: Any, search: Search) -> None:
     search.choice = scorers.choose(settings)
 
 
-def _floor(setting: float, threshold: float) -> float:
-    """A similarity floor setting against the caller's threshold: 0 means the caller's own;
+def _similarity_threshold(setting: float, threshold: float) -> float:
+    """A similarity threshold setting against the caller's threshold: 0 means the caller's own;
     otherwise the lower of the two (the plugin widens the host's search, never narrows it)."""
     return min(threshold, setting) if setting > 0 else threshold
 
@@ -189,14 +189,14 @@ def _fused_of(roles_searched, query_prepared: bool) -> tuple[str, ...]:
 
 async def gather(memory: Any, search: Search) -> None:
     settings = search.settings
-    search.fused_floor = _floor(settings.fusion_threshold, search.threshold)
-    search.message_floor = _floor(settings.message_threshold, search.threshold)
-    fused = min(search.fused_floor, search.message_floor)
+    search.fused_threshold = _similarity_threshold(settings.fusion_threshold, search.threshold)
+    search.message_threshold = _similarity_threshold(settings.message_threshold, search.threshold)
+    fused = min(search.fused_threshold, search.message_threshold)
     # A reranker reads further down the lists than fusion trusts them; without one (or with
-    # a judge its verdict keeps out), the memories below the fused order's floors would be
-    # found only to be left out.
+    # a judge its verdict keeps out), the memories below the fused order's thresholds would
+    # be found only to be left out.
     reads_pool = search.choice is not None and not probing.keeps_out(search.choice)
-    floor = min(fused, _floor(settings.pool_threshold, search.threshold)) if reads_pool else fused
+    lowest = min(fused, _similarity_threshold(settings.pool_threshold, search.threshold)) if reads_pool else fused
     # Each search brings its own list, so an extra search never crowds another one's out;
     # the fused order reads rerank_candidates of each, a reranker's pool further.
     depth = max(search.limit, settings.candidates)
@@ -208,23 +208,23 @@ async def gather(memory: Any, search: Search) -> None:
     for role in _fused_of(search.searches.texts(), search.call.query_prepared):
         depths[role] = max(depths[role], depth)
     lexical_text = search.searches.message or search.query
-    search.found = await store_search.search(memory, search.searches, depths, floor, search.limit, search.threshold,
+    search.found = await store_search.search(memory, search.searches, depths, lowest, search.limit, search.threshold,
                                              search.filter, lexical_text)
 
 
 def fuse(memory: Any, search: Search) -> None:
     """The fused order: reciprocal-rank fusion of the lists of fused_roles, each above its
-    floor. The user's message, a short precise text, keeps memories down to a lower
+    similarity threshold. The user's message, a short precise text, keeps memories down to a lower
     similarity (rerank_message_threshold) than the follow-up search, whose weak matches are
     echoes of the conversation (rerank_fusion_threshold): measured, bench/relevance.py."""
     depth = max(search.limit, search.settings.candidates)
     fused_lists, seen = [], set()
     for role in fused_roles(search):
         hits = search.found.lists[role]
-        floor = search.message_floor if role == texts.MESSAGE else search.fused_floor
+        least = search.message_threshold if role == texts.MESSAGE else search.fused_threshold
         if id(hits) not in seen:  # roles that share a text share one list: count it once
             seen.add(id(hits))
-            fused_lists.append([d for d, x in hits[:depth] if x >= floor])
+            fused_lists.append([d for d, x in hits[:depth] if x >= least])
     fused = fusion.fuse(fused_lists, store_search.doc_key)
     search.fused = [doc for doc, _ in fused]
     search.fused_scores = [s for _, s in fused]
@@ -241,7 +241,7 @@ def fuse(memory: Any, search: Search) -> None:
 
 def pool(memory: Any, search: Search) -> None:
     """The pool a reranker reads: the fused order first, then the hits of every list the
-    fused order left out (below its floors and depths, the word list), in their own fused
+    fused order left out (below its thresholds and depths, the word list), in their own fused
     order: a reranker can find what the searches ranked too low."""
     in_fused = {store_search.doc_key(d) for d in search.fused}
     every_list = list({id(hits): hits for hits in search.found.lists.values()}.values())
@@ -264,9 +264,9 @@ async def score(memory: Any, search: Search) -> None:
     # Local work (a FAISS search), before the judge's own time starts; none for a judge
     # its verdict keeps out.
     solutions = [d.page_content for d in await _solutions_pool(memory, search)] if judge_call.asks(choice) else []
-    deadline = budget.call_deadline(search.call.deadline, settings.timeout)
+    deadline = deadlines.call_deadline(search.call.deadline, settings.timeout)
     try:
-        if deadline.remaining() < budget.MIN_CALL_S:
+        if deadline.remaining() < deadlines.MIN_CALL_S:
             raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
             if choice.scorer.judges_recall_at_once:
@@ -313,14 +313,14 @@ def apply_policies(memory: Any, search: Search) -> None:
     if has_say(search):
         # Scores for the pool's first memories: the rest were not read (the utility judge's
         # budget), so they are unjudged, never floored, and follow in their fused place.
-        judged = len(search.scored.scores)
-        outcome = policies.order(search.settings, search.pool[:judged], search.scored.scores, search.scored.scale,
+        read = len(search.scored.scores)
+        outcome = policies.order(search.settings, search.pool[:read], search.scored.scores, search.scored.scale,
                                     search.scored.verdict, similarities=similarities)
-        outcome.docs = outcome.docs + search.pool[judged:]
+        outcome.docs = outcome.docs + search.pool[read:]
     else:
         outcome = policies.order(search.settings, search.fused, search.fused_scores, "fused", None,
                                     similarities=similarities, floors=False)
-    search.judged, search.dropped_by_floor = outcome.docs, outcome.dropped_by_floor
+    search.after_policies, search.dropped_by_floor = outcome.docs, outcome.dropped_by_floor
     search.notes += outcome.notes
 
 
@@ -330,7 +330,7 @@ def combine(memory: Any, search: Search) -> None:
     a weak reranker's noise cannot push out what the searches found; the rest follow in
     its order. Then the host's own first memory is kept within the prompt's slots, and
     Agent Zero's knowledge files go after the user's own memories."""
-    docs = search.judged
+    docs = search.after_policies
     if has_say(search) and docs:
         kept = {store_search.doc_key(d) for d in docs}  # what the floor kept holds for both
         score_of = {store_search.doc_key(d): s for d, s in zip(search.pool, search.scored.scores)}
@@ -359,7 +359,7 @@ def combine(memory: Any, search: Search) -> None:
 
 def record(memory: Any, search: Search) -> None:
     """What the search did, worked out once (outcome_of) and kept (outcome.keep): the
-    counters for the status views, the shadow log line when one is configured, the chat
+    counters for the status views, the decision log line when one is configured, the chat
     line, and in shadow mode what applying would have changed. Never raises: a failure here
     is logged, and costs the recall nothing."""
     try:
@@ -394,7 +394,7 @@ def outcome_of(search: Search) -> outcome.Outcome:
         route=verdict.route if verdict else None,
         limit=search.limit, query=search.rerank_query, fused=ids(search.fused), pool=ids(search.pool),
         host_order=ids(host), plugin_order=ids(search.docs),
-        reranker_order=ids(search.judged) if has_say(search) else (),
+        reranker_order=ids(search.after_policies) if has_say(search) else (),
         scores=tuple(scored.scores) if scored is not None else (),
     )
 

@@ -55,7 +55,7 @@ class _Memo:
             while len(self._items) > _ENTRIES:
                 self._items.popitem(last=False)
 
-    def clear(self) -> None:
+    def forget(self) -> None:
         with self._lock:
             self._items.clear()
 

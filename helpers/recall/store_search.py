@@ -118,7 +118,7 @@ _scans: dict[tuple, tuple[float, "_Scan"]] = {}
 _scans_lock = threading.Lock()
 
 
-def forget_scans() -> None:
+def forget() -> None:
     with _scans_lock:
         _scans.clear()
 

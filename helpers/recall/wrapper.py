@@ -31,7 +31,7 @@ from .. import settings_cache
 from ..report.stats import STATS  # noqa: F401  (the tests and the bench read the counters here)
 from ..scoring import calling_agent
 from ..settings import PLUGIN_NAME, Settings
-from . import budget, conversation, failures, outcome, pipeline, shadow
+from . import conversation, deadlines, failures, outcome, pipeline, shadow
 from .pipeline import Call
 
 log = logging.getLogger("a0_reranker")
@@ -127,7 +127,7 @@ def identify_caller(frame: Any) -> Call | None:
     post_filter = kind == "recall" and _setting_on(local_vars.get("set"), "memory_recall_post_filter")
     # The recall's deadline counts from the host's own start, under the host's own timeout
     # (its recall module's SEARCH_TIMEOUT), leaving its post-filter its time.
-    deadline = budget.for_search(kind, frame.f_globals.get("SEARCH_TIMEOUT"), post_filter)
+    deadline = deadlines.for_search(kind, frame.f_globals.get("SEARCH_TIMEOUT"), post_filter)
     call = Call(kind, getattr(local_vars.get("self"), "agent", None), deadline=deadline)
     if kind == "recall":
         call.log_item = local_vars.get("log_item")
@@ -218,7 +218,7 @@ async def search_for_caller(original, signature, frame, memory, args, kwargs):
     try:
         # The recall's deadline bounds the plugin's own steps too (a slow embedder, a huge
         # store): past it, the host's own answer, while the host still has time to use it.
-        async with asyncio.timeout(max(budget.MIN_CALL_S, call.deadline.remaining()) + 2 * pipeline.TIMEOUT_GRACE_S):
+        async with asyncio.timeout(max(deadlines.MIN_CALL_S, call.deadline.remaining()) + 2 * pipeline.TIMEOUT_GRACE_S):
             with calling_agent.asking(call.agent):  # the utility-model judge asks this agent's model
                 await pipeline.run(memory, search)  # its last stage records what the search did
     except asyncio.CancelledError:
@@ -270,7 +270,7 @@ async def _measure(memory: Any, search: pipeline.Search) -> None:
     answer, and the chat says nothing of it."""
     search.started = time.monotonic()
     # Off the recall's path: the recall's deadline is not this measurement's.
-    search.call.deadline = budget.Deadline.after(budget.RECALL_BUDGET_S)
+    search.call.deadline = deadlines.Deadline.after(deadlines.RECALL_SECONDS)
     search.still_wanted = lambda: _still_shadow(search.call.agent)  # switched off meanwhile: nothing more to say
     try:
         with calling_agent.asking(search.call.agent):

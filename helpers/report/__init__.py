@@ -1,1 +1,1 @@
-"""Report: what the plugin did, in counters, words and the shadow log."""
+"""Report: what the plugin did, in counters, words and the decision log."""

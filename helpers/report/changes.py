@@ -1,6 +1,6 @@
 """What a search changed versus Agent Zero's own result, by document key: worked out once per
 search (recall/outcome.py) for the chat line and the shadow measurement's counters, and per
-logged line for the shadow log's summary (shadow_log.summarise)."""
+logged line for the decision log's summary (decision_log.summarise)."""
 
 from __future__ import annotations
 

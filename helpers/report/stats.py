@@ -1,4 +1,4 @@
-"""What the plugin did, for the status view, the status tool and the shadow-mode verdict.
+"""What the plugin did, for the status view, the status tool and shadow mode's measurement.
 
 Rolling and bounded: the last calls are kept in a fixed-size window, so memory does not
 grow however long Agent Zero runs. Thread-safe: searches run on several event loops.
@@ -98,7 +98,7 @@ class Stats:
             "shadow": shadow,
         }
 
-    def reset(self) -> None:
+    def forget(self) -> None:
         with self._lock:
             self._calls.clear()
             self._totals.clear()

@@ -84,7 +84,7 @@ class CircuitBreaker:
                 for key, s in self._states.items()
             }
 
-    def reset(self) -> None:
+    def forget(self) -> None:
         with self._lock:
             self._states.clear()
 

@@ -80,7 +80,7 @@ class ScoreCache:
         with self._lock:
             return len(self._entries)
 
-    def clear(self) -> None:
+    def forget(self) -> None:
         with self._lock:
             self._entries.clear()
             self._namespaces.clear()

@@ -57,7 +57,7 @@ _learned_batch: dict[str, int] = {}
 _learned_lock = threading.Lock()
 
 
-def forget_learned_batches() -> None:
+def forget_batch_limits() -> None:
     with _learned_lock:
         _learned_batch.clear()
 

@@ -34,31 +34,31 @@ def score_scale(scores: list[float]) -> str:
 
 
 @dataclass
-class Judgement:
-    verdict: str  # pass | weak | fail
+class Grade:
+    mark: str  # pass | weak | fail
     scale: str
     reason: str
 
 
-def judge(relevant: float, near: float, irrelevant: float) -> Judgement:
+def grade_probe(relevant: float, near: float, irrelevant: float) -> Grade:
     """Order, margin by scale, and the degenerate outputs of misconfigured servers."""
     scores = [relevant, near, irrelevant]
     scale = score_scale(scores)
     if max(scores) - min(scores) < 1e-6:
-        return Judgement("fail", scale, f"every document scored {relevant:.4g}: the model is not scoring")
+        return Grade("fail", scale, f"every document scored {relevant:.4g}: the model is not scoring")
     if max(abs(s) for s in scores) < 1e-6:
-        return Judgement("fail", scale, "every score is about 0: a broken model conversion?")
+        return Grade("fail", scale, "every score is about 0: a broken model conversion?")
     if scale == "probability" and min(scores) > 0.99:
-        return Judgement("fail", scale, "every score is near 1.0: scores squashed twice?")
+        return Grade("fail", scale, "every score is near 1.0: scores squashed twice?")
     if relevant <= irrelevant:
-        return Judgement("fail", scale, "the irrelevant document ranked above the relevant one")
+        return Grade("fail", scale, "the irrelevant document ranked above the relevant one")
     gap = relevant - irrelevant
     shown = f"relevant {relevant:.3g} vs irrelevant {irrelevant:.3g}, {scale} scale"
     if relevant <= near:
-        return Judgement("weak", scale, f"a near miss ranked above the answer ({shown})")
+        return Grade("weak", scale, f"a near miss ranked above the answer ({shown})")
     if gap < MARGINS[scale]:
-        return Judgement("weak", scale, f"ranks right but by a thin margin ({shown})")
-    return Judgement("pass", scale, f"ranks correctly ({shown})")
+        return Grade("weak", scale, f"ranks right but by a thin margin ({shown})")
+    return Grade("pass", scale, f"ranks correctly ({shown})")
 
 
 @dataclass

@@ -93,7 +93,7 @@ def judged(host, agent, model, **config):
     use_utility_model(agent, model)
     set_plugin(host, rerank_api="utility", **config)
     stats = host.import_plugin("helpers.report.stats").STATS
-    stats.reset()
+    stats.forget()
     result = recall(host, agent)
     assert result["error"] is None
     return result, stats.snapshot()

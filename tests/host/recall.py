@@ -101,7 +101,7 @@ async def no_server_recall(host, agent, message, history):
 def spy_searches(host, memory):
     """Record every query text embedded for a search of the store (the host's or the
     plugin's), in order, with the plugin's short-lived vector memo emptied first."""
-    host.import_plugin("helpers.recall.query_vectors").MEMO.clear()
+    host.import_plugin("helpers.recall.query_vectors").MEMO.forget()
     seen = []
     embedder = memory.db.embedding_function
     original = embedder.aembed_query

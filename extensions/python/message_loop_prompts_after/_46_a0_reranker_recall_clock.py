@@ -9,8 +9,8 @@ class A0RerankerRecallClock(Extension):
 
     async def execute(self, **kwargs):
         try:
-            from usr.plugins.a0_reranker.helpers.recall import budget
+            from usr.plugins.a0_reranker.helpers.recall import deadlines
 
-            budget.stamp_host_recall_start()
+            deadlines.stamp_host_recall_start()
         except Exception:
             pass

@@ -26,7 +26,7 @@ from ... import lifecycle, vocabulary
 from ...deadline import Deadline
 from ...errors import DeadlineExceeded, NotConfigured
 from ...settings import Settings
-from ..verdicts import PROBE_DOCS, PROBE_QUERY, ProbeReport, Verdict, judge
+from ..verdicts import PROBE_DOCS, PROBE_QUERY, ProbeReport, Verdict, grade_probe
 from .base import InProcess
 
 INSTALL_HINT = "install it with: pip install sentence-transformers (Agent Zero already ships it)"
@@ -226,13 +226,13 @@ async def probe_into(settings: Settings, report: ProbeReport) -> None:
     except Exception as exc:
         report.verdict, report.reason = "error", f"the local model failed: {type(exc).__name__}: {str(exc)[:200]}"
         return
-    judgement = judge(rel, near, irr)
-    report.ok = judgement.verdict != "fail"
-    report.verdict = {"pass": "ok", "weak": "weak", "fail": "misranks"}[judgement.verdict]
-    report.reason = f"local cross-encoder {settings.local_model} on {settings.local_device}: {judgement.reason}"
+    grade = grade_probe(rel, near, irr)
+    report.ok = grade.mark != "fail"
+    report.verdict = {"pass": "ok", "weak": "weak", "fail": "misranks"}[grade.mark]
+    report.reason = f"local cross-encoder {settings.local_model} on {settings.local_device}: {grade.reason}"
     report.notes.append(f"ready and scored the probe in {(time.monotonic() - started) * 1000:.0f} ms")
     if report.ok:
-        report.result = Verdict(None, loaded.scale, rel, irr, quality=judgement.verdict)
+        report.result = Verdict(None, loaded.scale, rel, irr, quality=grade.mark)
 
 
 class LocalScorer(InProcess):

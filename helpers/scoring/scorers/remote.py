@@ -16,7 +16,7 @@ from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, Rerank
 from ... import vocabulary
 from ...settings import Settings, shown_endpoint
 from .. import client, endpoint_guard
-from ..verdicts import Attempt, Judgement, PROBE_DOCS, PROBE_QUERY, ProbeReport, SWAP_TOLERANCE, Verdict, judge
+from ..verdicts import Attempt, Grade, PROBE_DOCS, PROBE_QUERY, ProbeReport, SWAP_TOLERANCE, Verdict, grade_probe
 from ..wire import Route, TEI, TEI_DEFAULT_BATCH, candidate_routes, split_endpoint
 
 
@@ -61,7 +61,7 @@ REMOTE = RemoteScorer()
 
 
 async def _probe(settings: Settings, deadline: Deadline, report: ProbeReport) -> None:
-    fallback: tuple[Attempt, Judgement] | None = None
+    fallback: tuple[Attempt, Grade] | None = None
     for route in candidate_routes(settings.endpoint, settings.api):
         attempt = await _try_route(settings, route, deadline)
         report.attempts.append(attempt)
@@ -72,11 +72,11 @@ async def _probe(settings: Settings, deadline: Deadline, report: ProbeReport) ->
         if attempt.bad_setting:
             break  # nothing was sent: every other route would stop at the same setting
         if attempt.verdict in ("pass", "weak"):
-            judgement = judge(attempt.scores["relevant"], attempt.scores["near_miss"], attempt.scores["irrelevant"])
+            grade = grade_probe(attempt.scores["relevant"], attempt.scores["near_miss"], attempt.scores["irrelevant"])
             if attempt.verdict == "pass":
-                await _accept(settings, report, attempt, judgement, deadline)
+                await _accept(settings, report, attempt, grade, deadline)
                 return
-            fallback = fallback or (attempt, judgement)
+            fallback = fallback or (attempt, grade)
         if deadline.remaining() <= 0:
             break
     if fallback is not None:
@@ -91,9 +91,9 @@ async def _try_route(settings: Settings, route: Route, deadline: Deadline) -> At
     try:
         rel, near, irr = await client.score(settings, route, PROBE_QUERY, PROBE_DOCS, deadline)
         attempt.scores = {"relevant": rel, "near_miss": near, "irrelevant": irr}
-        judgement = judge(rel, near, irr)
-        attempt.verdict, attempt.reason = judgement.verdict, judgement.reason
-        if judgement.verdict != "fail":
+        grade = grade_probe(rel, near, irr)
+        attempt.verdict, attempt.reason = grade.mark, grade.reason
+        if grade.mark != "fail":
             # Swapped order: the same text must keep its score, or results are mapped by position.
             swapped = await client.score(settings, route, PROBE_QUERY, PROBE_DOCS[::-1], deadline)
             if any(abs(a - b) > SWAP_TOLERANCE * max(1.0, abs(a)) for a, b in zip((rel, near, irr), swapped[::-1])):
@@ -114,14 +114,14 @@ async def _try_route(settings: Settings, route: Route, deadline: Deadline) -> At
     return attempt
 
 
-async def _accept(settings: Settings, report: ProbeReport, attempt: Attempt, judgement: Judgement, deadline: Deadline) -> None:
+async def _accept(settings: Settings, report: ProbeReport, attempt: Attempt, grade: Grade, deadline: Deadline) -> None:
     route = attempt.route
     batch_limit = await _batch_limit(settings, route, deadline)
     report.ok = True
     report.verdict = "ok" if attempt.verdict == "pass" else "weak"
     report.chosen = attempt
     report.batch_limit = batch_limit
-    report.result = Verdict(route, judgement.scale, attempt.scores["relevant"], attempt.scores["irrelevant"], batch_limit, attempt.verdict)
+    report.result = Verdict(route, grade.scale, attempt.scores["relevant"], attempt.scores["irrelevant"], batch_limit, attempt.verdict)
     how = route.describe()
     report.reason = f"{how}: {attempt.reason}"
     earlier = [a for a in report.attempts if a is not attempt and a.verdict == "fail"]

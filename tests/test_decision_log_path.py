@@ -1,4 +1,4 @@
-"""The shadow log's path as hostile input: only a .jsonl file inside the Agent Zero tree's
+"""The decision log's path as hostile input: only a .jsonl file inside the Agent Zero tree's
 usr/ is ever written. The settings modal's Save refuses any other path naming
 rerank_shadow_log; a path that goes bad after the save (a link put in its place, a
 config.json edited by hand) gets a warning once and no line, and never stops the writer."""
@@ -21,7 +21,7 @@ def recall_with_log(host, agent, path: str) -> None:
     host.import_plugin("helpers.settings_cache").forget()
     result = host.run(host.recall(agent, QUESTION))
     assert result["error"] is None and result["memories"]
-    host.import_plugin("helpers.report.shadow_log").flush()
+    host.import_plugin("helpers.report.decision_log").flush()
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def test_a_path_inside_usr_is_saved_relative_to_the_agent_zero_folder_and_writte
         host.save_config({"rerank_shadow_log": path})
         host.import_plugin("helpers.settings_cache").forget()
         host.run(host.recall(agent, QUESTION))
-        host.import_plugin("helpers.report.shadow_log").flush()
+        host.import_plugin("helpers.report.decision_log").flush()
     assert (host.root / "usr" / "logs" / "shadow.jsonl").read_text().count("\n") >= 1
     assert (host.root / "usr" / "absolute.jsonl").read_text().count("\n") >= 1
     assert not (tmp_path / "usr").exists()
@@ -105,7 +105,7 @@ def test_a_link_put_in_place_of_the_log_after_save_gets_no_line(host, outside, c
     with caplog.at_level(logging.WARNING, logger="a0_reranker"):
         host.import_plugin("helpers.settings_cache").forget()
         host.run(host.recall(agent, QUESTION))
-        host.import_plugin("helpers.report.shadow_log").flush()
+        host.import_plugin("helpers.report.decision_log").flush()
     assert (outside / ".bashrc").read_bytes() == before
     assert any("symbolic link" in r.getMessage() for r in caplog.records)
 

@@ -1,11 +1,11 @@
-"""The opt-in shadow log (``rerank_shadow_log``), the decision log: one JSON line per search,
+"""The opt-in decision log (``rerank_shadow_log``), the decision log: one JSON line per search,
 applied or measured in shadow mode (its fields chosen here, in ``line``), so a user can judge
 the reranker from their own data with ``python -m helpers.cli report LOG``.
 
 A line holds ids, ranks, scores and timings, and the reranker's query with secrets masked;
 never memory text, never the API key. Lines are written by a background thread, so a slow
 disk never stalls the event loop; if the queue is full a line is dropped, not waited for.
-Only to a ``.jsonl`` file inside Agent Zero's ``usr/`` (``shadow_path``): a path that breaks
+Only to a ``.jsonl`` file inside Agent Zero's ``usr/`` (``decision_log_path``): a path that breaks
 that rule when a line is due is warned about once and gets nothing.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from .. import lifecycle
-from . import changes, shadow_path
+from . import changes, decision_log_path
 from .stats import percentile
 
 log = logging.getLogger("a0_reranker")
@@ -66,16 +66,16 @@ def record(path: str, line: dict[str, Any]) -> None:
         _queue.put_nowait((path, json.dumps(line, ensure_ascii=False)))
         _ensure_writer()
     except queue.Full:
-        log.info("a0_reranker: shadow log queue full; a line was dropped")
+        log.info("a0_reranker: decision log queue full; a line was dropped")
     except Exception as exc:  # a log must never cost a recall
-        log.info("a0_reranker: shadow log: %s", exc)
+        log.info("a0_reranker: decision log: %s", exc)
 
 
 def _ensure_writer() -> None:
     global _writer
     with _writer_lock:
         if _writer is None or not _writer.is_alive():
-            _writer = lifecycle.start_thread(_write_until_stopped, name="shadow-log", stop=_stop_writer)
+            _writer = lifecycle.start_thread(_write_until_stopped, name="decision-log", stop=_stop_writer)
 
 
 def _stop_writer() -> None:
@@ -99,11 +99,11 @@ def _write_until_stopped() -> None:
 
 def _append(path: str, text: str) -> None:
     try:
-        target = shadow_path.resolve(path)
-    except shadow_path.PathRefused as exc:
+        target = decision_log_path.resolve(path)
+    except decision_log_path.PathRefused as exc:
         _warn_once(path, str(exc))
         return
-    fd = shadow_path.open_for_append(target)
+    fd = decision_log_path.open_for_append(target)
     with open(fd, "a", encoding="utf-8") as fh:
         fh.write(text + "\n")
 
@@ -111,7 +111,7 @@ def _append(path: str, text: str) -> None:
 def _warn_once(path: str, why: str) -> None:
     if (path, why) not in _warned:
         _warned.add((path, why))
-        log.warning("a0_reranker: the shadow log (rerank_shadow_log) %r is not written: %s", path, why)
+        log.warning("a0_reranker: the decision log (rerank_shadow_log) %r is not written: %s", path, why)
 
 
 def flush(timeout: float = 5.0) -> None:

@@ -20,7 +20,7 @@ host's own post-filter (another utility model call) still has to run after the s
 
 What runs out of the budget: a reranker call gets the time that is left (the search then
 keeps the fused order); a search whose own steps overrun it returns the host's own result.
-``RECALL_BUDGET_S`` leaves the host 15 s of its 30 for its own LLM calls and its searches.
+``RECALL_SECONDS`` leaves the host 15 s of its 30 for its own LLM calls and its searches.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import weakref
 
 from ..deadline import Deadline
 
-RECALL_BUDGET_S = 15.0
+RECALL_SECONDS = 15.0
 # Below this there is no point starting a reranker call: the search keeps the fused order.
 MIN_CALL_S = 0.25
 # The host's SEARCH_TIMEOUT when its recall module does not say (Agent Zero's 30 s).
@@ -68,7 +68,7 @@ def for_search(kind: str, host_timeout: object = None, post_filter: bool = False
     post-filter runs after the searches."""
     task = asyncio.current_task() if kind == "recall" else None
     if task is None:
-        return Deadline.after(RECALL_BUDGET_S)
+        return Deadline.after(RECALL_SECONDS)
     with _lock:
         deadline = _by_task.get(task)
         if deadline is None:
@@ -78,7 +78,7 @@ def for_search(kind: str, host_timeout: object = None, post_filter: bool = False
 
 def _recall_deadline(host_timeout: object, post_filter: bool) -> Deadline:
     """The plugin's own budget from now, capped by the host's clock when its start is known."""
-    own = Deadline.after(RECALL_BUDGET_S)
+    own = Deadline.after(RECALL_SECONDS)
     started = _host_recall_started.get()
     if started is None:  # no stamp (an older copy of the extension, a direct caller): the budget alone
         return own
@@ -99,7 +99,7 @@ def call_deadline(recall: Deadline, timeout: float) -> Deadline:
     return Deadline(min(recall.expires_at, Deadline.after(timeout).expires_at))
 
 
-def reset() -> None:
+def forget() -> None:
     """Testing switch: forget every recall's deadline."""
     with _lock:
         _by_task.clear()

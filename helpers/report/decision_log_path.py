@@ -1,4 +1,4 @@
-"""Where the shadow log (``rerank_shadow_log``) may be written: a ``.jsonl`` file inside the
+"""Where the decision log (``rerank_shadow_log``) may be written: a ``.jsonl`` file inside the
 Agent Zero tree's ``usr/`` folder, and nowhere else.
 
 The log holds the user's words (the reranker's query), so a path typed into the settings

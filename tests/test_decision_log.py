@@ -1,4 +1,4 @@
-"""The opt-in shadow log: what a recall writes (ids, orders, scores, a masked query; never
+"""The opt-in decision log: what a recall writes (ids, orders, scores, a masked query; never
 memory text, never the key), and ``python -m helpers.cli report LOG`` run as a user runs it."""
 
 import json
@@ -38,7 +38,7 @@ async def _recall_with_log(host, log_path, **config):
     host.import_plugin("helpers.settings_cache").forget()
     result = await host.recall(agent, MESSAGE, [])  # a new chat: the greeting, then the message
     await host.import_plugin("helpers.recall.shadow").drained()  # shadow mode measures afterwards
-    host.import_plugin("helpers.report.shadow_log").flush()
+    host.import_plugin("helpers.report.decision_log").flush()
     return memory, result
 
 
