@@ -16,6 +16,7 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
+from . import vocabulary
 from .settings import APIS, SettingsError, coerce
 
 # import name -> what pip installs
@@ -171,11 +172,11 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
         scores = bm25.bm25_scores(args.query, documents)
         ranked = sorted(enumerate(scores), key=lambda p: (-p[1], p[0]))
-        used = "lexical (built-in BM25, no server)"
+        used = vocabulary.CLI_BM25
     else:
         ranked = _runtime_reranker(config).rerank(args.query, documents, config=config)
         if ranked is None:
-            print("the reranker is unavailable (run `probe` for the reason); nothing was reordered", file=sys.stderr)
+            print(vocabulary.CLI_UNAVAILABLE, file=sys.stderr)
             return 1
         used = config.get("rerank_endpoint") or api
     ranked = ranked[: args.top] if args.top else ranked
@@ -195,7 +196,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{'OK' if report.get('ok') else 'NOT USABLE'}: {report.get('reason')}")
+        print(vocabulary.probe_headline(report))
         if report.get("route"):
             print(f"route: {report['route']}  api: {report.get('detected_api')}  scale: {report.get('scale')}  batch limit: {report.get('batch_limit') or '-'}")
         # Reasons in full: the sentence that matters (the models a server serves) may come late.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Mapping, MutableMapping
 
-from . import envfile, stored_key
+from . import envfile, stored_key, vocabulary
 from .report import decision_log_path
 from .settings import (API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, SettingsError, coerce, key_input, shown,
                        stored_value)
@@ -74,7 +74,7 @@ def _keep_stored_key(variable: str, saved_for: str, save_secret: Callable[[str, 
     if bound is None:  # saved before origins were recorded: it went with the endpoint saved with it
         bound = stored_key.origin(previous.get("rerank_endpoint"))
     if bound != saved_for:
-        raise SettingsError("rerank_api_key", key_elsewhere(bound, saved_for) + " before saving")
+        raise SettingsError("rerank_api_key", vocabulary.key_elsewhere(bound, saved_for) + " before saving")
     if before != variable:
         save_secret(variable, key)
     origins.set(variable, bound)
@@ -94,12 +94,6 @@ def bind_unbound_key(dotenv_path: str, global_config: Mapping[str, Any] | None, 
         return False
     origins.set(API_KEY_ENV, saved_for)
     return True
-
-
-def key_elsewhere(saved_for: str, endpoint_origin: str) -> str:
-    """Why the placeholder does not stand for the stored key here, in words for the panel."""
-    return (f"the stored key was saved for another server ({saved_for or 'no endpoint'}), not for "
-            f"{endpoint_origin or 'this endpoint'}; type the key for this server again (or clear the field if it needs none)")
 
 
 def settings_or_none(mapping: Mapping[str, Any] | None) -> Settings | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from . import settings_cache, stored_key, vocabulary
-from .config_store import key_elsewhere
 from .scoring import async_api, calling_agent, scorers, verdicts
 from .settings import API_KEY_PLACEHOLDER, LIMITS, SettingsError, coerce, key_input, shown_endpoint, stored_value
 
@@ -49,14 +48,14 @@ def judge_agent(context_id: Any) -> tuple[Any, str]:
             context = AgentContext.get(context_id)
             if context is not None:
                 agent = context.get_agent()
-                return agent, f"asked the utility model of the open chat ({calling_agent.model_name(agent)})"
+                return agent, vocabulary.asked_chat_model(calling_agent.model_name(agent))
         except Exception:
             pass
     try:
         model = calling_agent.HostUtilityModel.from_host_settings()
-        return model, f"asked the utility model of Agent Zero's model settings ({model.utility_model_name}); no chat was open"
+        return model, vocabulary.asked_settings_model(model.utility_model_name)
     except Exception as exc:
-        return None, f"no chat was open and the utility model could not be built from Agent Zero's model settings ({type(exc).__name__})"
+        return None, vocabulary.asked_nobody(exc)
 
 
 def post_filter_on(agent: Any) -> bool:
@@ -91,12 +90,12 @@ def with_saved_key(form: Mapping[str, Any], saved: Mapping[str, Any]) -> tuple[d
     if bound is None:
         bound = stored_key.origin(saved.get("rerank_endpoint"))
     here = stored_key.origin(endpoint)
-    return probed, "" if bound == here else key_elsewhere(bound, here or shown_endpoint(endpoint))
+    return probed, "" if bound == here else vocabulary.key_elsewhere(bound, here or shown_endpoint(endpoint))
 
 
 async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[str, Any]:
     if not isinstance(form, Mapping):
-        return {"ok": False, "report": verdicts.failed_report("bad_setting", "no settings were sent"), "unsaved": [], "note": ""}
+        return {"ok": False, "report": verdicts.failed_report("bad_setting", vocabulary.NO_FORM), "unsaved": [], "note": ""}
     saved = settings_cache.configured_mapping(None)
     form, elsewhere = with_saved_key(form, saved)
     if elsewhere:
@@ -107,21 +106,20 @@ async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[st
         agent, asked = judge_agent(context_id)
         with calling_agent.asking(agent):
             report = await async_api.aprobe(dict(form))
-        report["notes"] = [f"Agent Zero's utility model: {asked}"] + list(report.get("notes") or [])
+        report["notes"] = [vocabulary.asked_note(asked)] + list(report.get("notes") or [])
         if post_filter_on(agent):
             report["notes"].append(f"{vocabulary.POST_FILTER} {vocabulary.POST_FILTER_WHY}")
     else:
         report = await async_api.aprobe(dict(form))
     if elsewhere:
-        said = f"setting 'rerank_api_key': {elsewhere}"
         if report.get("ok"):
-            report["notes"] = [f"{said}; it was not sent, and this server answered without a key"] + list(report.get("notes") or [])
+            report["notes"] = [vocabulary.key_not_sent(elsewhere, True)] + list(report.get("notes") or [])
         else:
-            report["reason"] = f"{said}; it was not sent — without a key: {report.get('reason')}"
+            report["reason"] = vocabulary.key_not_sent(elsewhere, False, str(report.get("reason")))
     unsaved = unsaved_keys(form, saved)
     return {
         "ok": bool(report.get("ok")),
         "report": report,
         "unsaved": unsaved,
-        "note": "Test checks the values shown; press Save to keep them." if unsaved else "",
+        "note": vocabulary.UNSAVED_NOTE if unsaved else "",
     }

@@ -53,7 +53,7 @@ def collect(agent: Any = None) -> dict[str, Any]:
         route = verdict.route.describe() if verdict and verdict.route else None
         if trust is not None:
             out["trust"] = trust.as_dict()
-            out["trust_text"] = calibration.words(trust, vocabulary.judge_name(scorer, verdict.route if verdict else None))
+            out["trust_text"] = vocabulary.say_words(trust, vocabulary.judge_name(scorer, verdict.route if verdict else None))
         out.update(
             setting_enabled=settings.enabled,
             **vocabulary.as_dict(settings, scorer, route),

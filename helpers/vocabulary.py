@@ -7,7 +7,12 @@ The words differ by scorer only through what the scorer declares (scoring/scorer
 its ``mode``, ``asks_utility_model``, ``sends_text``), so a new scorer speaks by declaring.
 A reason (an exception's message, a probe's finding) is said where the rule that found it
 lives and quoted here as it is. No word here holds a path or a URL: the web UI turns
-path-like text in a recall step into file-browser links."""
+path-like text in a recall step into file-browser links.
+
+In order: the modes and what judged (every view); a scorer's say; around a call (the
+breaker, the endpoint guard, the privacy notes); the host's post-filter; the status tool's
+text; the chat's recall line (heads, parts, why a reranker was not used, the fallback);
+Test connection; no reranker to probe; the CLI."""
 
 from __future__ import annotations
 
@@ -118,6 +123,29 @@ def describe(settings: Settings, scorer: Any, route: str | None = None) -> str:
 
 def as_dict(settings: Settings, scorer: Any, route: str | None = None) -> dict[str, Any]:
     return {"mode": mode(settings, scorer), "mode_text": describe(settings, scorer, route), "applied": settings.apply}
+
+
+# --- a scorer's say, earned on the calibration set -----------------------------------------
+def say_words(result: Any, name: str) -> str:
+    """One sentence for Test connection and the status tool: how the scorer ``name`` did
+    against Agent Zero's own search on the calibration set (``result``: scoring/calibration.Trust),
+    and what that means for recall."""
+    if result.say == "unmeasured":
+        return f"{name} has no say in recall yet: its calibration did not finish ({result.reason})"
+    figures = (f"on {result.questions} calibration questions it scored {result.reranker:.2f} (1.00: the answer always "
+               f"first), {result.embedder_name} {result.embedder:.2f} ({result.calls} calls, {result.seconds:.1f} s)")
+    if result.say == "full":
+        return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall"
+    if result.say == "some":
+        return (f"{name} is trusted a little: {figures}; its picks that stand out may move the plugin's "
+                "fused order only when its own searches found them near the top too")
+    if result.reranker is not None and result.embedder is not None and abs(result.reranker - result.embedder) < 0.02:
+        why = "it orders like an embedding model, not a reranker"
+    elif result.reranker is not None and result.embedder is not None and result.reranker < result.embedder:
+        why = "it did worse than the embedder"
+    else:
+        why = "it was not clearly better than the embedder"
+    return f"{name} gets no say in recall: {figures}, so {why}; the plugin's fused order stands"
 
 
 # --- around a call: the breaker and the endpoint guard -------------------------------------
@@ -367,3 +395,59 @@ _JUDGE_UNAVAILABLE = (
     (TransportError, lambda exc, s: f"the call to {UTILITY_MODEL} failed"),
     (BaseException, lambda exc, s: f"{UTILITY_MODEL} failed (see Test connection)"),
 )
+
+
+# --- Test connection -----------------------------------------------------------------------
+UNSAVED_NOTE = "Test checks the values shown; press Save to keep them."
+NO_FORM = "no settings were sent"
+
+
+def asked_chat_model(model: str) -> str:
+    return f"asked the utility model of the open chat ({model})"
+
+
+def asked_settings_model(model: str) -> str:
+    return f"asked the utility model of Agent Zero's model settings ({model}); no chat was open"
+
+
+def asked_nobody(exc: BaseException) -> str:
+    return f"no chat was open and the utility model could not be built from Agent Zero's model settings ({type(exc).__name__})"
+
+
+def asked_note(asked: str) -> str:
+    return f"{UTILITY_MODEL}: {asked}"
+
+
+def key_elsewhere(saved_for: str, endpoint_origin: str) -> str:
+    """Why the placeholder does not stand for the stored key here, in words for the panel."""
+    return (f"the stored key was saved for another server ({saved_for or 'no endpoint'}), not for "
+            f"{endpoint_origin or 'this endpoint'}; type the key for this server again (or clear the field if it needs none)")
+
+
+def key_not_sent(elsewhere: str, answered: bool, reason: str = "") -> str:
+    """Test connection with the stored key bound to another server: tested without it."""
+    said = f"setting 'rerank_api_key': {elsewhere}"
+    if answered:
+        return f"{said}; it was not sent, and this server answered without a key"
+    return f"{said}; it was not sent — without a key: {reason}"
+
+
+# --- no reranker to probe -------------------------------------------------------------------
+def fusion_alone(settings: Settings) -> str:
+    """The probe's reason with no reranker configured, the default."""
+    return (f"{describe(settings, None)}: recall fuses the plugin's searches by rank; "
+            "set 'rerank_endpoint' to add a reranker server")
+
+
+def api_without_endpoint(settings: Settings) -> str:
+    return f"rerank_api is '{settings.api}' but no endpoint is set (setting 'rerank_endpoint'); recall uses built-in fusion meanwhile"
+
+
+# --- the CLI (python -m helpers.cli) --------------------------------------------------------
+CLI_BM25 = "lexical (built-in BM25, no server)"
+CLI_UNAVAILABLE = "the reranker is unavailable (run `probe` for the reason); nothing was reordered"
+
+
+def probe_headline(report: dict[str, Any]) -> str:
+    """The CLI probe's first line: usable or not, and why."""
+    return f"{'OK' if report.get('ok') else 'NOT USABLE'}: {report.get('reason')}"

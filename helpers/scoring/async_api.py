@@ -71,7 +71,7 @@ async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
         calibration.forget(choice)
         trust = await earned_say(settings, Deadline.after(CALIBRATION_S))
         out["trust"] = trust.as_dict()
-        out["trust_text"] = calibration.words(trust, vocabulary.judge_name(scorer, report.result.route))
+        out["trust_text"] = vocabulary.say_words(trust, vocabulary.judge_name(scorer, report.result.route))
     return out
 
 

@@ -98,10 +98,15 @@ class Trust:
     def has_say(self) -> bool:
         return self.say in (SOME, FULL)
 
+    @property
+    def questions(self) -> int:
+        """How many calibration questions it was measured on."""
+        return len(ITEMS)
+
     def as_dict(self) -> dict[str, Any]:
         return {"say": self.say, "reranker_mrr": _round(self.reranker), "embedder_mrr": _round(self.embedder),
                 "embedder": self.embedder_name, "calls": self.calls, "seconds": round(self.seconds, 2),
-                "questions": len(ITEMS), "reason": self.reason}
+                "questions": self.questions, "reason": self.reason}
 
 
 def _round(x: float | None) -> float | None:
@@ -263,25 +268,3 @@ def forget(choice: Choice | None = None) -> None:
         _retry.clear()
     with _embedder_lock:
         _embedder_scores.clear()
-
-
-# --- words -----------------------------------------------------------------------------------
-def words(result: Trust, name: str) -> str:
-    """One sentence for Test connection and the status tool: how it did against Agent
-    Zero's own search on the calibration set, and what that means for recall."""
-    if result.say == UNMEASURED:
-        return f"{name} has no say in recall yet: its calibration did not finish ({result.reason})"
-    figures = (f"on {len(ITEMS)} calibration questions it scored {result.reranker:.2f} (1.00: the answer always "
-               f"first), {result.embedder_name} {result.embedder:.2f} ({result.calls} calls, {result.seconds:.1f} s)")
-    if result.say == FULL:
-        return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall"
-    if result.say == SOME:
-        return (f"{name} is trusted a little: {figures}; its picks that stand out may move the plugin's "
-                "fused order only when its own searches found them near the top too")
-    if result.reranker is not None and result.embedder is not None and abs(result.reranker - result.embedder) < 0.02:
-        why = "it orders like an embedding model, not a reranker"
-    elif result.reranker is not None and result.embedder is not None and result.reranker < result.embedder:
-        why = "it did worse than the embedder"
-    else:
-        why = "it was not clearly better than the embedder"
-    return f"{name} gets no say in recall: {figures}, so {why}; the plugin's fused order stands"

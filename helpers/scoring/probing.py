@@ -185,11 +185,10 @@ async def _probe(settings: Settings, choice: Choice | None, deadline: Deadline, 
 def _no_reranker(settings: Settings, report: ProbeReport) -> None:
     if settings.api == "auto":  # the built-in default: nothing to connect to, nothing wrong
         report.ok, report.verdict = True, "fusion"
-        report.reason = (f"{vocabulary.describe(settings, None)}: recall fuses the plugin's searches by rank; "
-                         "set 'rerank_endpoint' to add a reranker server")
+        report.reason = vocabulary.fusion_alone(settings)
     else:
         report.verdict = "not_configured"
-        report.reason = f"rerank_api is '{settings.api}' but no endpoint is set (setting 'rerank_endpoint'); recall uses built-in fusion meanwhile"
+        report.reason = vocabulary.api_without_endpoint(settings)
 
 
 def warm_in_background(settings: Settings) -> threading.Thread:
