@@ -158,7 +158,7 @@ async def calibration_rows(repeats: int = 5) -> list[Row]:
             results = []
             for _ in range(repeats + 1):  # the first also builds the loop's HTTP client
                 calibration.forget()
-                trust = await score.earned_say(settings, Deadline.after(10))
+                trust = await score.earned_say(scorers.choose(settings), Deadline.after(10))
                 assert trust.say != calibration.UNMEASURED, trust.reason
                 results.append(trust)
             results = results[1:]

@@ -327,7 +327,7 @@ def test_the_key_never_appears_in_logs_reports_or_errors(caplog, monkeypatch):
         reranker.rerank(QUERY, DOCS, config=config)
         exc_texts = []
         try:
-            asyncio.run(score.score_documents(reranker.load_settings(config), QUERY, DOCS))
+            asyncio.run(score.score_documents(scorers.choose(reranker.load_settings(config)), QUERY, DOCS))
         except Exception as exc:  # the internal API raises typed errors; their text must be clean
             exc_texts.append(repr(exc) + str(exc))
         blob = str(report) + caplog.text + " ".join(exc_texts) + str(reranker.status()) + repr(reranker.load_settings(config))

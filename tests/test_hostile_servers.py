@@ -156,9 +156,9 @@ def test_a_cancelled_trial_call_lets_the_next_caller_try():
         async def scenario():
             srv.set_faults(statuses=[500] * 20)
             with pytest.raises(RerankError):  # the probe fails: the breaker opens
-                await score.score_documents(settings, QUERY, DOCS)
+                await score.score_documents(scorers.choose(settings), QUERY, DOCS)
             srv.set_faults(delay=5.0)
-            trial = asyncio.ensure_future(score.score_documents(settings, QUERY, DOCS))
+            trial = asyncio.ensure_future(score.score_documents(scorers.choose(settings), QUERY, DOCS))
             while not srv.requests or srv.requests[-1].path == "/v1/rerank" and len(srv.requests) < 2:
                 await asyncio.sleep(0.01)
             await asyncio.sleep(0.05)
@@ -166,7 +166,7 @@ def test_a_cancelled_trial_call_lets_the_next_caller_try():
             with pytest.raises(asyncio.CancelledError):
                 await trial
             srv.recover()
-            return await score.score_documents(settings, QUERY, DOCS)
+            return await score.score_documents(scorers.choose(settings), QUERY, DOCS)
 
         try:
             scored = asyncio.run(scenario())

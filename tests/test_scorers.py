@@ -104,7 +104,7 @@ def settings(**more):
 
 
 def run(s, query="grafana port", docs=("grafana listens on port 3000", "the garden")):
-    return asyncio.run(score.score_documents(s, query, list(docs)))
+    return asyncio.run(score.score_documents(scorers.choose(s), query, list(docs)))
 
 
 def test_a_scorer_that_sends_text_away_meets_the_privacy_guard(registered, monkeypatch):

@@ -129,10 +129,11 @@ def test_a_judge_that_fails_leaves_exactly_the_fused_order(chat, case):
 def test_with_no_agent_to_ask_the_judge_is_unavailable_and_the_public_api_keeps_the_callers_order(host):
     reranker = host.import_plugin("helpers.reranker")
     score = host.import_plugin("helpers.scoring.score")
+    scorers = host.import_plugin("helpers.scoring.scorers")
     errors = host.import_plugin("helpers.errors")
     settings = reranker.load_settings({"rerank_api": "utility"})
     with pytest.raises(errors.RerankError) as raised:
-        host.run(score.score_documents(settings, "q", ["a", "b"]))
+        host.run(score.score_documents(scorers.choose(settings), "q", ["a", "b"]))
     assert "no agent to ask" in str(raised.value)
     assert host.run(reranker.arerank("q", ["a", "b"], config={"rerank_api": "utility"})) is None
 

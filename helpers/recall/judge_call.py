@@ -57,11 +57,12 @@ def readable(settings: Settings, texts: Sequence[str], budget: int, first_number
     return shown[: judge.fits(shown, budget, settings.judge_doc_chars, first_number, minimum)]
 
 
-async def score(settings: Settings, query: str, texts: Sequence[str], solutions: Sequence[str], slots: tuple[int, int],
+async def score(choice: Choice, query: str, texts: Sequence[str], solutions: Sequence[str], slots: tuple[int, int],
                 deadline: Deadline) -> Scored:
     """The judge's scores for the first of ``texts`` it reads (``len(scores)`` of them; the
     rest unjudged). ``solutions``: the pool the recall's solutions search will read, judged
     in the same call when given; ``slots``: the prompt slots (memories, solutions)."""
+    settings = choice.settings
     reused = _reused(settings, query, texts)
     if reused is not None:
         return reused
@@ -73,7 +74,7 @@ async def score(settings: Settings, query: str, texts: Sequence[str], solutions:
     theirs = readable(settings, solutions, settings.judge_max_chars - spent, len(mine), minimum=0) if solutions else []
     task = asyncio.current_task() if theirs else None
     try:
-        scored = await score_documents(settings, query, mine + theirs, deadline)
+        scored = await score_documents(choice, query, mine + theirs, deadline)
     except RerankError as exc:
         if task is not None:
             _answers[task] = _Answer(query, theirs, None, exc)

@@ -271,10 +271,10 @@ async def score(memory: Any, search: Search) -> None:
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
             if choice.scorer.judges_recall_at_once:
                 slots = (search.slots, min(search.call.solutions_limit, search.call.prompt_slots.get("solutions", DEFAULT_SLOTS)))
-                scored = await judge_call.score(settings, search.rerank_query, texts_, solutions, slots, deadline)
+                scored = await judge_call.score(choice, search.rerank_query, texts_, solutions, slots, deadline)
             else:
-                scored = await score_documents(settings, search.rerank_query, texts_, deadline)
-            trust = await earned_say(settings, deadline, _embedder_of(memory))
+                scored = await score_documents(choice, search.rerank_query, texts_, deadline)
+            trust = await earned_say(choice, deadline, _embedder_of(memory))
     except asyncio.CancelledError:
         raise
     except Exception as exc:

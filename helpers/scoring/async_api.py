@@ -36,9 +36,10 @@ async def arerank(query: str, documents: Sequence[str], *, config: Mapping[str, 
         if not isinstance(query, str) or not all(isinstance(d, str) for d in documents):
             raise TypeError("query and documents must be strings")
         settings = load_settings(config)
-        if not settings.enabled or scorers.for_settings(settings) is None:
+        choice = scorers.choose(settings) if settings.enabled else None
+        if choice is None:
             return None
-        return ranking((await score_documents(settings, query, documents)).scores)
+        return ranking((await score_documents(choice, query, documents)).scores)
     except asyncio.CancelledError:
         raise
     except (RerankError, SettingsError, TypeError) as exc:
@@ -69,7 +70,7 @@ async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     if report.ok and report.result is not None and choice is not None:
         # How much say it earns in recall: measured again, as a person asked.
         calibration.forget(choice)
-        trust = await earned_say(settings, Deadline.after(CALIBRATION_S))
+        trust = await earned_say(choice, Deadline.after(CALIBRATION_S))
         out["trust"] = trust.as_dict()
         out["trust_text"] = vocabulary.say_words(trust, vocabulary.judge_name(scorer, report.result.route))
     return out

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..deadline import Deadline
-from ..errors import BreakerOpen, NotConfigured, Refused, TooSlow
+from ..errors import BreakerOpen, Refused, TooSlow
 from ..settings import Settings, shown_endpoint
 from .. import vocabulary
 from . import calibration, endpoint_guard, probing, redaction, scorers
@@ -44,14 +44,12 @@ def close_breakers(*settings: Settings | None) -> None:
             BREAKER.close(lambda key: scorer.owns_breaker(one, key))
 
 
-async def score_documents(settings: Settings, query: str, documents: Sequence[str], deadline: Deadline | None = None) -> Scored:
-    """Scores for ``documents`` in input order, by the settings' scorer, with what that
-    scorer declares it needs around it. Raises ``RerankError``; callers fall back."""
+async def score_documents(choice: Choice, query: str, documents: Sequence[str], deadline: Deadline | None = None) -> Scored:
+    """Scores for ``documents`` in input order, by the chosen scorer (scorers.choose: the
+    caller decides it once), with what that scorer declares it needs around it. Raises
+    ``RerankError``; callers fall back."""
+    settings, scorer = choice.settings, choice.scorer
     deadline = deadline or Deadline.after(settings.timeout)
-    choice = scorers.choose(settings)  # the scorer and its verdict key, decided once for this call
-    if choice is None:
-        raise NotConfigured("no reranker: no endpoint set (setting 'rerank_endpoint')")
-    scorer = choice.scorer
     # A judge kept out by its verdict (too slow for recall, misranks the probe) is not
     # asked and costs neither time nor the breaker: the verdict says why, the search goes
     # on fused.
@@ -103,18 +101,17 @@ async def score_documents(settings: Settings, query: str, documents: Sequence[st
     return Scored(scores, fresh_verdict.scale, fresh_verdict, latency_ms)
 
 
-async def earned_say(settings: Settings, deadline: Deadline, embedder: Any = None) -> calibration.Trust:
-    """The say the settings' scorer earned on the calibration set (calibration.py): kept,
-    or measured now within ``deadline``, once its probe has passed. The calibration's text
-    is the plugin's own, so the scorer is asked directly: its calls neither count toward
-    the breaker nor fill the score cache."""
-    choice = scorers.choose(settings)
+async def earned_say(choice: Choice, deadline: Deadline, embedder: Any = None) -> calibration.Trust:
+    """The say the chosen scorer earned on the calibration set (calibration.py): kept, or
+    measured now within ``deadline``, once its probe has passed. The calibration's text is
+    the plugin's own, so the scorer is asked directly: its calls neither count toward the
+    breaker nor fill the score cache."""
     verdict = probing.cached(choice)
-    if choice is None or verdict is None:
+    if verdict is None:
         return calibration.Trust(calibration.UNMEASURED, reason="it has not passed its probe")
 
     async def score(query: str, documents: Sequence[str], within: Deadline) -> list[float]:
-        return await choice.scorer.score(settings, verdict, query, list(documents), within)
+        return await choice.scorer.score(choice.settings, verdict, query, list(documents), within)
 
     return await calibration.trust(choice, score, deadline, embedder)
 

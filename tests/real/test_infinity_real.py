@@ -24,7 +24,7 @@ import httpx  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers import reranker  # noqa: E402
-from helpers.scoring import score  # noqa: E402
+from helpers.scoring import score, scorers  # noqa: E402
 from helpers.errors import ServerError  # noqa: E402
 from tests.real import checks  # noqa: E402
 from tests.real.infinity_server import InfinityProcess, missing_environment  # noqa: E402
@@ -173,7 +173,7 @@ def test_its_queue_full_429_falls_back_then_recovers(infinity, model_scores):
         _wait_until_queued(server, 100, model_name=NAMES[0], headers=headers)  # a second or more of work left
         before = server.log_text().count('" 429 Too Many Requests')
         with pytest.raises(ServerError) as refused:
-            asyncio.run(score.score_documents(settings, checks.QUESTION, checks.MEMORIES))
+            asyncio.run(score.score_documents(scorers.choose(settings), checks.QUESTION, checks.MEMORIES))
         assert refused.value.status == 429 and "currently overloaded" in refused.value.message
         # One try and every retry the settings allow, each answered 429 (Infinity sends no Retry-After).
         assert server.log_text().count('" 429 Too Many Requests') - before == settings.retries + 1

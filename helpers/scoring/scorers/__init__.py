@@ -5,7 +5,7 @@ Each is a small module with the same few methods and declarations (base.py), in 
 of scoring/wire/: a reranker server (remote.py, which detects its wire dialect), the
 in-process cross-encoder (local.py), the built-in BM25 (lexical.py, over ../bm25.py) and Agent
 Zero's utility model as the judge (utility.py). A new kind of scorer is a module here and an
-entry in ``IN_PROCESS`` (or a wire dialect, for a server); detection, the score cache, the
+entry in ``BY_API`` (or a wire dialect, for a server); detection, the score cache, the
 breaker, the endpoint guard and the words every view uses apply to it by what it declares.
 """
 
