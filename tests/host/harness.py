@@ -48,9 +48,12 @@ TEMPLATE_ROOT = Path(__file__).resolve().parent / "root"
 HOST_MODULES = ("usr", "plugins", "helpers", "agent", "models", "initialize", "tools")
 
 # repository entries not mounted: VCS/venv/caches, this test suite, and per-install state
-# the host writes into the plugin folder (a stray copy in the repo must not leak in)
+# the host writes into the plugin folder (a stray copy in the repo must not leak in).
+# test_uninstall copies the repository without them too: the real-server venvs are
+# gigabytes, and Hypothesis's database changes under a copy while another xdist worker runs
 MOUNT_EXCLUDE = frozenset({
-    ".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+    ".git", ".venv", "venv", ".venv-infinity", ".venv-llama", "__pycache__", ".pytest_cache",
+    ".mypy_cache", ".ruff_cache", ".hypothesis",
     "tests", "config.json", ".toggle-0", ".toggle-1", "execute_record.json",
 })
 
