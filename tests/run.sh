@@ -8,6 +8,11 @@
 # server and .venv-llama with the real small utility model, makes sure headless Chromium and
 # the host's Alpine.js are there for the browser
 # test, then runs pytest.
+# The unit lane runs in pytest-xdist workers, one per core and at most 4 (A0RR_TEST_WORKERS=N
+# sets N; 0 runs it in one process), each test file whole in one worker (--dist loadfile).
+# The heavy lanes then run in one process, as before: real servers, Chromium and the load
+# tests take both cores themselves. With arguments (a file, -k, -m, ...) the whole run is one
+# serial pytest with them, as before; --fast keeps its workers (add -n 0 for none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,9 +65,15 @@ if [ -z "$fast" ] && [ "${A0RR_REAL_SERVERS:-}" != skip ]; then
         build_venv .venv-llama tests/real/requirements-llama.txt --no-deps
 fi
 
+unit_lane="not browser and not real_server and not load and not local_model"
+workers=${A0RR_TEST_WORKERS:-$(.venv/bin/python -c 'import os
+cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+print(0 if cores < 2 else min(cores, 4))')}
+parallel=(-n "$workers" --dist loadfile)
+
 if [ -n "$fast" ]; then
     # no Playwright here: the browser test's module skips itself instead of failing to import
-    A0_RERANKER_SKIP_BROWSER=1 exec .venv/bin/python -m pytest -m "not browser and not real_server and not load and not local_model" "$@"
+    A0_RERANKER_SKIP_BROWSER=1 exec .venv/bin/python -m pytest "${parallel[@]}" -m "$unit_lane" "$@"
 fi
 
 if ! command -v chromium >/dev/null 2>&1; then
@@ -76,4 +87,15 @@ fi
 # Alpine.js at the host's version, from the npm registry (cached under tests/browser/.cache)
 .venv/bin/python -m tests.browser.alpine >/dev/null
 
-exec .venv/bin/python -m pytest "$@"
+if [ $# -gt 0 ]; then
+    exec .venv/bin/python -m pytest "$@"
+fi
+# the unit lane in parallel, then the heavy lanes serially; both always run, and the run
+# fails if either does
+unit=0 heavy=0
+.venv/bin/python -m pytest "${parallel[@]}" -m "$unit_lane" || unit=$?
+.venv/bin/python -m pytest -m "not ($unit_lane)" || heavy=$?
+if [ "$unit" -ne 0 ]; then
+    exit "$unit"
+fi
+exit "$heavy"

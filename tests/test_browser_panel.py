@@ -24,11 +24,11 @@ import yaml
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.browser]
 
+if os.environ.get("A0_RERANKER_SKIP_BROWSER") == "1":  # the unit lane: Playwright not even imported
+    pytest.skip("browser tests skipped (A0_RERANKER_SKIP_BROWSER=1)", allow_module_level=True)
 try:
     import playwright.sync_api as playwright_api
 except ImportError:  # a missing install step must not pass as a skip
-    if os.environ.get("A0_RERANKER_SKIP_BROWSER") == "1":
-        pytest.skip("browser tests skipped (A0_RERANKER_SKIP_BROWSER=1)", allow_module_level=True)
     raise ImportError("the browser tests need Playwright for Python: pip install -r requirements-test.txt "
                       "(or set A0_RERANKER_SKIP_BROWSER=1 to skip them)") from None
 

@@ -111,12 +111,18 @@ def test_recall_is_reranked_and_returns_the_hosts_own_documents(live):
     stored = set(map(id, memory.db.docstore._dict.values()))
     assert result["memories"] and all(id(d) in stored for d in result["memories"])
     assert len(result["memories"]) <= 5
-    memories = {d.page_content for d in memory.db.docstore._dict.values()}
-    # The pool's call, not the probe's nor the calibration's (their texts are the plugin's own).
-    posts = [r for r in srv.requests if r.method == "POST" and r.path == "/rerank" and set((r.json or {}).get("texts") or ()) & memories]
+    posts = [r for r in pool_posts(srv, memory) if r.path == "/rerank"]
     assert posts  # the reranker read the pool
     query = posts[-1].json["query"]
     assert query.startswith(QUESTION) and "user_message" not in query.split("\n")[0]
+
+
+def pool_posts(srv, memory):
+    """The reranking calls that read stored memories: the recall's own, not the calibration's
+    (its questions are the plugin's, and under load they may come last)."""
+    stored = {d.page_content for d in memory.db.docstore._dict.values()}
+    return [r for r in srv.requests if r.method == "POST" and isinstance(r.json, dict)
+            and r.json.get("texts") and set(r.json["texts"]) <= stored]
 
 
 def _fault_cases():
@@ -354,7 +360,7 @@ def test_recall_also_searches_with_the_message_and_a_short_tail(live):
         tails = [q for q in searched if q.startswith(QUESTION + "\n\n") and len(q) < 1000]
         assert tails and all(len(q) <= len(QUESTION) + 2 + 600 for q in tails)
         assert all("turn 299" in q for q in tails)  # the newest turns, not the oldest
-        posts = [r for r in srv.requests if r.method == "POST" and "texts" in (r.json or {})]
+        posts = pool_posts(srv, memory)
         rerank_query = posts[-1].json["query"]
         assert rerank_query.startswith(QUESTION) and len(rerank_query) <= 2000 and "turn 299" in rerank_query
 

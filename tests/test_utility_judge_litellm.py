@@ -5,12 +5,16 @@ loopback), talking to an OpenAI-compatible chat server that answers like a chat 
 with and without an open chat) and the status tool report on it. Also the judge's reader
 of answers, case by case."""
 
+import importlib.util
 import os
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must not fetch its cost map
-pytest.importorskip("litellm")
+# found, not imported: importing LiteLLM takes ~7 s, paid by the process that runs these tests
+# (the autouse fixture below imports it before each test), not by every one that collects them
+if importlib.util.find_spec("litellm") is None:
+    pytest.skip("litellm is not installed", allow_module_level=True)
 
 from tests.servers.openai_chat import ChatServer  # noqa: E402
 from tests.host.recall import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin  # noqa: E402

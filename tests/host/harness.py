@@ -25,9 +25,13 @@ folder, and a symlinked folder would put them into the working tree.
 """
 from __future__ import annotations
 
+import _imp
 import asyncio
+import hashlib
 import importlib
+import importlib.machinery
 import json
+import marshal
 import os
 import shutil
 import sys
@@ -44,13 +48,45 @@ TEMPLATE_ROOT = Path(__file__).resolve().parent / "root"
 HOST_MODULES = ("usr", "plugins", "helpers", "agent", "models", "initialize", "tools")
 
 # repository entries not mounted: VCS/venv/caches, this test suite, and per-install state
-# the host writes into the plugin folder (a stray copy in the repo must not leak in)
+# the host writes into the plugin folder (a stray copy in the repo must not leak in).
+# test_uninstall copies the repository without them too: the real-server venvs are
+# gigabytes, and Hypothesis's database changes under a copy while another xdist worker runs
 MOUNT_EXCLUDE = frozenset({
-    ".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+    ".git", ".venv", "venv", ".venv-infinity", ".venv-llama", "__pycache__", ".pytest_cache",
+    ".mypy_cache", ".ruff_cache", ".hypothesis",
     "tests", "config.json", ".toggle-0", ".toggle-1", "execute_record.json",
 })
 
 RECALL_POINT = "message_loop_prompts_after"
+
+
+# Every host is a fresh copy of the stand-in tree with the plugin mounted in it, so none of
+# its ~60 modules has bytecode Python may reuse (a new path, no __pycache__; and none at all
+# under PYTHONDONTWRITEBYTECODE): each host compiled them all again, about a quarter of a
+# host test's time. While a host is active, a module under its root whose source was
+# compiled before in this process is loaded from that compilation (marshalled, so each
+# host gets its own code objects, named after its own files, as a .pyc load does); a
+# changed source compiles anew.
+_COMPILED: dict[tuple[bytes, int], bytes] = {}
+_active_root: str | None = None
+_compile = importlib.machinery.SourceFileLoader.source_to_code
+
+
+def _source_to_code(self, data, path, *, _optimize=-1):
+    if _active_root is None or not isinstance(path, str) or not path.startswith(_active_root):
+        return _compile(self, data, path, _optimize=_optimize)
+    key = (hashlib.blake2b(data).digest(), _optimize)
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        code = _compile(self, data, path, _optimize=_optimize)
+        _COMPILED[key] = marshal.dumps(code)
+        return code
+    code = marshal.loads(compiled)
+    _imp._fix_co_filename(code, path)
+    return code
+
+
+importlib.machinery.SourceFileLoader.source_to_code = _source_to_code
 
 
 def _purge_host_modules() -> dict[str, Any]:
@@ -86,7 +122,9 @@ class Host:
     def activate(self) -> "Host":
         if self._saved is not None:
             return self
+        global _active_root
         self._saved = {"path": list(sys.path), "cwd": os.getcwd(), "environ": dict(os.environ)}
+        _active_root = os.path.join(str(self.root), "")
         sys.path[:] = [str(self.root)] + [p for p in sys.path if not _same_dir(p, self.repo)]
         # modules already imported under these names (e.g. the plugin's helpers imported
         # top-level by unit tests) are set aside and put back by close()
@@ -104,7 +142,9 @@ class Host:
     def close(self) -> None:
         if self._saved is None:
             return
+        global _active_root
         saved, self._saved = self._saved, None
+        _active_root = None
         _purge_host_modules()
         sys.modules.update(saved["modules"])
         os.chdir(saved["cwd"])
