@@ -225,7 +225,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise _unreadable(args.log, "log", exc) from None
     except ValueError as exc:  # nothing in it to summarise
         raise UsageError(f"argument log: {args.log}: {exc}") from None
-    print(json.dumps(summary, indent=2) if args.json else decision_log.format_summary(summary))
+    print(json.dumps(summary, indent=2) if args.json else vocabulary.decision_log_text(summary))
     return 0
 
 

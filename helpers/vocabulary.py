@@ -12,7 +12,7 @@ path-like text in a recall step into file-browser links.
 In order: the modes and what judged (every view); a scorer's say; around a call (the
 breaker, the endpoint guard, the privacy notes); the host's post-filter; the status tool's
 text; the chat's recall line (heads, parts, why a reranker was not used, the fallback);
-Test connection; no reranker to probe; the CLI."""
+Test connection; no reranker to probe; the CLI, and its report of a decision log."""
 
 from __future__ import annotations
 
@@ -451,3 +451,23 @@ CLI_UNAVAILABLE = "the reranker is unavailable (run `probe` for the reason); not
 def probe_headline(report: dict[str, Any]) -> str:
     """The CLI probe's first line: usable or not, and why."""
     return f"{'OK' if report.get('ok') else 'NOT USABLE'}: {report.get('reason')}"
+
+
+def log_cut(read_bytes: int) -> str:
+    """A decision log too long to read whole: how much was read."""
+    return f"only the first {read_bytes >> 20} MiB were read"
+
+
+def decision_log_text(summary: dict[str, Any]) -> str:
+    """The CLI report's summary of a decision log (report/decision_log.summarise)."""
+    k = summary["k"]
+    lat = summary["latency_ms"]
+    return "\n".join([
+        f"searches logged: {summary['searches']} ({', '.join(f'{c}: {n}' for c, n in summary['by_caller'].items())})",
+        f"top result changed by reranking: {summary['top1_changed']:.0%} of searches",
+        f"top {k} changed: {summary[f'top{k}_changed']:.0%} of searches; "
+        f"{summary[f'new_in_top{k}_per_search']} memories per search entered the top {k}",
+        f"memories kept in the top {k} moved {summary['mean_rank_move']} places on average",
+        f"reranking latency: p50 {lat['p50']} ms, p95 {lat['p95']} ms",
+    ] + ([f"skipped {summary['unreadable_lines']} unreadable lines"] if summary.get("unreadable_lines") else [])
+      + ([log_cut(summary["read_bytes"])] if summary.get("read_bytes") else []))

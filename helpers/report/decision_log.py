@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from .. import lifecycle
+from .. import lifecycle, vocabulary
 from . import changes, decision_log_path
 from .stats import percentile
 
@@ -224,7 +224,7 @@ def summarise(path: str, k: int = 5) -> dict[str, Any]:
         if "latency_ms" in line:
             latencies.append(float(line["latency_ms"]))
     if not n:
-        notes = ([f"{skipped.lines} unreadable lines"] if skipped.lines else []) + ([_CUT_WORDS] if skipped.cut else [])
+        notes = ([f"{skipped.lines} unreadable lines"] if skipped.lines else []) + ([vocabulary.log_cut(MAX_LOG_BYTES)] if skipped.cut else [])
         raise ValueError("the log holds no searches" + (f" ({'; '.join(notes)})" if notes else ""))
     summary = {
         "searches": n,
@@ -240,20 +240,3 @@ def summarise(path: str, k: int = 5) -> dict[str, Any]:
     if skipped.cut:
         summary["read_bytes"] = MAX_LOG_BYTES
     return summary
-
-
-_CUT_WORDS = f"only the first {MAX_LOG_BYTES >> 20} MiB were read"
-
-
-def format_summary(summary: dict[str, Any]) -> str:
-    k = summary["k"]
-    lat = summary["latency_ms"]
-    return "\n".join([
-        f"searches logged: {summary['searches']} ({', '.join(f'{c}: {n}' for c, n in summary['by_caller'].items())})",
-        f"top result changed by reranking: {summary['top1_changed']:.0%} of searches",
-        f"top {k} changed: {summary[f'top{k}_changed']:.0%} of searches; "
-        f"{summary[f'new_in_top{k}_per_search']} memories per search entered the top {k}",
-        f"memories kept in the top {k} moved {summary['mean_rank_move']} places on average",
-        f"reranking latency: p50 {lat['p50']} ms, p95 {lat['p95']} ms",
-    ] + ([f"skipped {summary['unreadable_lines']} unreadable lines"] if summary.get("unreadable_lines") else [])
-      + ([_CUT_WORDS] if summary.get("read_bytes") else []))
