@@ -274,7 +274,8 @@ def test_warm_up_at_start_then_recall_with_the_local_model(host, tiny_model, wat
             thread.join(timeout=120)
         assert [t.name for t in watched["threads"]] == ["a0_reranker-load"]
         detect, settings_mod = host.import_plugin("helpers.scoring.probing"), host.import_plugin("helpers.settings")
-        assert detect.cached(settings_mod.Settings.from_mapping(local_config(tiny_model))) is not None
+        scorers = host.import_plugin("helpers.scoring.scorers")
+        assert detect.cached(scorers.choose(settings_mod.Settings.from_mapping(local_config(tiny_model)))) is not None
         result = await host.recall(agent, QUESTION, "")
         assert result["error"] is None
         assert result["memories"][0].page_content == ANSWER
