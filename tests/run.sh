@@ -8,8 +8,8 @@
 # server and .venv-llama with the real small utility model, makes sure headless Chromium and
 # the host's Alpine.js are there for the browser
 # test, then runs pytest.
-# The unit lane runs in pytest-xdist workers, one per core and at most 4 (A0RR_TEST_WORKERS=N
-# sets N; 0 runs it in one process), each test file whole in one worker (--dist loadfile).
+# The unit lane runs in pytest-xdist workers, one more than cores and at most 4
+# (A0RR_TEST_WORKERS=N sets N; 0 runs it in one process), stealing work (--dist worksteal).
 # The heavy lanes then run in one process, as before: real servers, Chromium and the load
 # tests take both cores themselves. With arguments (a file, -k, -m, ...) the whole run is one
 # serial pytest with them, as before; --fast keeps its workers (add -n 0 for none).
@@ -31,7 +31,14 @@ requirements=requirements-test.txt
 if [ -n "$fast" ]; then
     requirements=requirements-test-fast.txt
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -r "$requirements"
+# pip is asked only when the pins changed since they were installed (it takes seconds to
+# find nothing to do): the stamp is the pins themselves, as build_venv's below. The whole
+# suite's pins include the unit lane's, so they serve --fast too.
+pins() { cat "$@" requirements-test-fast.txt; }
+if ! cmp -s <(pins "$requirements") .venv/pins.installed && ! { [ -n "$fast" ] && cmp -s <(pins requirements-test.txt) .venv/pins.installed; }; then
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r "$requirements"
+    pins "$requirements" > .venv/pins.installed
+fi
 
 # The real-server lane (tests/real/), each server in a virtual environment of its own:
 # Infinity (its transformers and sentence-transformers pins are not Agent Zero's), and
@@ -66,10 +73,15 @@ if [ -z "$fast" ] && [ "${A0RR_REAL_SERVERS:-}" != skip ]; then
 fi
 
 unit_lane="not browser and not real_server and not load and not local_model"
+# One worker more than cores (at most 4): the unit lane spends a good part of its time waiting
+# on loopback servers and short sleeps (2 min 10 s of CPU in 3 min of tests), so a third
+# worker keeps two cores busy (2 cores, idle: 102 s with 2 workers by file, 95 s with 2
+# stealing work, 78 s with 3). Work stealing: each test goes where a worker is free; every
+# test starts from reset_state, so none leans on another's leftovers.
 workers=${A0RR_TEST_WORKERS:-$(.venv/bin/python -c 'import os
 cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-print(0 if cores < 2 else min(cores, 4))')}
-parallel=(-n "$workers" --dist loadfile)
+print(0 if cores < 2 else min(cores + 1, 4))')}
+parallel=(-n "$workers" --dist worksteal)
 
 if [ -n "$fast" ]; then
     # no Playwright here: the browser test's module skips itself instead of failing to import
