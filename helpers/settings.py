@@ -394,11 +394,6 @@ def check_key(key: str, where: str = "") -> None:
         )
 
 
-def resolve_api_key(raw: Any, env: Mapping[str, str] | None = None) -> str:
-    """The placeholder means "the stored key"; anything else is the key itself ("" = none)."""
-    return _resolved_key(raw, env, None, API_KEY_ENV, {})[0]
-
-
 def stored_value(variable: str, env: Mapping[str, str] | None = None) -> str:
     """The key stored in ``variable`` ("" for none). Raises ``SettingsError`` for one that
     could not be sent (edited by hand)."""

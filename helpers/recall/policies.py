@@ -133,11 +133,6 @@ def blend_recency(settings: Settings, docs: Sequence[Any], relevance: Sequence[f
 _WORD = re.compile(r"\w+")
 
 
-def token_similarity(a: str, b: str) -> float:
-    """Jaccard overlap of word sets: the fallback similarity when no vectors are at hand."""
-    return _jaccard(_words(a), _words(b))
-
-
 def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
