@@ -74,6 +74,17 @@ def use(host, agent, model) -> None:
     agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, model)
 
 
+def judged_by_the_real_model(host, model_server, **config):
+    """A store, the fused order it gives without a judge, and the real model (counted) as its
+    agent's utility model and the plugin's judge."""
+    agent, _ = enabled_store(host)
+    expected = fused_order(host, agent)
+    model = Counted(model_server.api_base)
+    use(host, agent, model)
+    set_plugin(host, rerank_api="utility", **config)
+    return agent, expected, model
+
+
 def verdict_of(host, agent):
     """(passed verdict or None, kept failure or None) for the agent's current settings."""
     probing = host.import_plugin("helpers.scoring.probing")
@@ -85,11 +96,7 @@ def verdict_of(host, agent):
 
 
 def test_the_real_model_is_probed_once_and_recall_is_exactly_fused_unless_it_passed(host, model_server):
-    agent, _ = enabled_store(host)
-    expected = fused_order(host, agent)
-    model = Counted(model_server.api_base)
-    use(host, agent, model)
-    set_plugin(host, rerank_api="utility", rerank_timeout=12.0)
+    agent, expected, model = judged_by_the_real_model(host, model_server, rerank_timeout=12.0)
     first, second = recall(host, agent), recall(host, agent)
     assert first["error"] is None and second["error"] is None
     assert model.probes == 3  # three trials, once for these settings, whatever the verdict
@@ -140,11 +147,7 @@ def _hold_the_server(server, seconds_of_work: int) -> threading.Thread:
 
 
 def test_a_real_model_that_cannot_answer_in_time_is_kept_out_and_the_server_still_answers(host, model_server):
-    agent, _ = enabled_store(host)
-    expected = fused_order(host, agent)
-    model = Counted(model_server.api_base)
-    use(host, agent, model)
-    set_plugin(host, rerank_api="utility", rerank_timeout=0.5)
+    agent, expected, model = judged_by_the_real_model(host, model_server, rerank_timeout=0.5)
     busy = _hold_the_server(model_server, 10)
     try:
         first = recall(host, agent)  # the probe's trials wait behind the long call: cut short at 0.5 s
