@@ -215,6 +215,24 @@ def test_one_judge_call_per_recall_reads_the_memories_and_the_solutions(chat):
     assert recall_line(agent).endswith("judged in the same call")
 
 
+def test_a_failure_building_the_solutions_pool_leaves_the_fused_order_not_the_hosts(chat, monkeypatch):
+    """The score stage raises nothing (issue 30): the solutions pool the judge reads beside
+    the memories is built inside it, so its failure is the reranker's, not the plugin's."""
+    host, agent, _ = chat
+    expected = fused_order(host, agent)
+    pipeline = host.import_plugin("helpers.recall.pipeline")
+
+    async def broken(memory, search):
+        raise RuntimeError("the solutions search failed")
+
+    monkeypatch.setattr(pipeline, "_solutions_pool", broken)
+    judge = Judge(lambda shown: "[0]")
+    result, stats = judged(host, agent, judge)
+    assert contents(result) == expected  # the fused order, not Agent Zero's own result
+    assert stats["totals"].get("fallback", 0) == 0
+    assert judge.recall_calls == []
+
+
 # --- what the judge was not shown is unjudged (issue 23 item 2) ----------------------------
 EIGHT = [f"note {i}: grafana on atlas listens on port 30{i}0 behind the nginx proxy, " + "with dashboards for the home server " * 4
          for i in range(8)]

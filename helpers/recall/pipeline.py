@@ -261,11 +261,12 @@ async def score(memory: Any, search: Search) -> None:
     if choice is None:
         return
     texts_ = [d.page_content for d in search.pool]
-    # Local work (a FAISS search), before the judge's own time starts; none for a judge
-    # its verdict keeps out.
-    solutions = [d.page_content for d in await _solutions_pool(memory, search)] if judge_call.asks(choice) else []
     deadline = deadlines.call_deadline(search.call.deadline, settings.timeout)
     try:
+        # Local work (a FAISS search) for the utility judge's one call per recall; none for
+        # a judge its verdict keeps out. Inside the try: a failure here leaves the fused
+        # order like any other, never the host's own result.
+        solutions = [d.page_content for d in await _solutions_pool(memory, search)] if judge_call.asks(choice) else []
         if deadline.remaining() < deadlines.MIN_CALL_S:
             raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
