@@ -53,6 +53,7 @@ PROMPT = {"memories": 5, "solutions": 3}  # the host's memory_recall_*_max_resul
 MEMORY_FILTER = {"memories": "area == 'main' or area == 'fragments'", "solutions": "area == 'solutions'"}
 CLASSES = ("all", "first message", "direct", "followup", "drifted", "no shared word", "name/date/number")
 HALVES = ("held", "tuned")
+BOTH_HALVES = "both"  # every question, whichever half (LoCoMo's whole-set figures)
 REFERENCE_POOL = 40  # "the message-alone search's top 40": what a pool must hold at least
 
 
@@ -318,13 +319,14 @@ class Tally:
     kept_first: dict[str, int] = field(default_factory=dict)
 
     def add(self, q: Question, hit: bool, knowledge: bool = False, evidence: float | None = None) -> None:
-        for c in q.classes:
-            self.hits.setdefault((c, q.half), []).append(hit)
-            if evidence is not None:
-                self.evidence.setdefault((c, q.half), []).append(evidence)
-        for count, value in ((self.knowledge_shown, knowledge), (self.kept_answered, q.host_hit and hit),
-                             (self.kept_first, q.host_first_hit and hit)):
-            count[q.half] = count.get(q.half, 0) + value
+        for half in (q.half, BOTH_HALVES):
+            for c in q.classes:
+                self.hits.setdefault((c, half), []).append(hit)
+                if evidence is not None:
+                    self.evidence.setdefault((c, half), []).append(evidence)
+            for count, value in ((self.knowledge_shown, knowledge), (self.kept_answered, q.host_hit and hit),
+                                 (self.kept_first, q.host_first_hit and hit)):
+                count[half] = count.get(half, 0) + value
 
     def share(self, cls: str, half: str) -> float | None:
         v = self.hits.get((cls, half))
@@ -362,8 +364,9 @@ class Row:
     seconds: float = 0.0  # the pass's wall time
 
     def cells(self, half: str, questions: list[Question], classes: tuple[str, ...] = CLASSES) -> dict[str, Any]:
-        answered = sum(q.host_hit for q in questions if q.half == half)
-        firsts = sum(q.host_first_hit for q in questions if q.half == half)
+        asked = [q for q in questions if half in (q.half, BOTH_HALVES)]
+        answered = sum(q.host_hit for q in asked)
+        firsts = sum(q.host_first_hit for q in asked)
         evidence = {}
         if any(q.dia_ids is not None for q in questions):
             evidence = {f"evidence@5 {c}": self.tally.evidence_share(c, half) if self.counts else "-" for c in classes}
@@ -432,6 +435,24 @@ async def message_alone(stores: Stores, questions: list[Question]) -> tuple[Row,
         deep.add(q, bool(pool & set(q.data["relevant"])))
     return (Row("-", "message alone, no threshold (reference)", shown),
             Row("-", f"message alone: an answer in its top {REFERENCE_POOL}", deep, counts=False))
+
+
+async def words_alone(host, stores: Stores, questions: list[Question]) -> Row:
+    """The other reference: the store searched by the user's message's words alone (BM25
+    over every memory, the plugin's own word index), the host's prompt slots."""
+    from plugins._memory.helpers.memory import Memory
+
+    index = host.import_plugin("helpers.recall.lexical_index")
+    await words_indexed(host, stores)
+    shown = Tally()
+    for q in questions:
+        memory = stores.use(q)
+        found = {}
+        for area, condition in MEMORY_FILTER.items():
+            hits = await index.search(memory.db, q.data["message"], PROMPT[area], Memory._get_comparator(condition))
+            found[area] = [d for d, _ in hits or []]
+        shown.add(q, *_answered(q, found["memories"], found["solutions"]))
+    return Row("-", "the message's words alone, BM25 (reference)", shown)
 
 
 async def words_indexed(host, stores: Stores) -> None:
@@ -568,6 +589,9 @@ async def measure(host, agent, stores: Stores, questions: list[Question], oracle
     rows.append(await host_alone(host, agent, stores, questions))
     rows += await message_alone(stores, questions)
     _progress(rows[-2], started, rows[-3:])
+    started = time.monotonic()
+    rows.append(await words_alone(host, stores, questions))
+    _progress(rows[-1], started, rows[-1:])
 
     started = time.monotonic()
     shipped, _, snaps, failures = await plugin_pass(host, agent, stores, questions, {})
@@ -625,29 +649,26 @@ async def run(limit: int | None = None, study: bool = False, knowledge_dir: str 
     return rows, questions, info
 
 
-LOCOMO_HALF = "locomo"  # public: no held-out half; tuned on, and said so
-
-
 def locomo_questions(conversations, limit: int | None = None) -> list[Question]:
-    """LoCoMo's questions in file order, each with its category as its class and its
-    conversation as its store."""
+    """LoCoMo's questions in file order, each with its category as its class, its
+    conversation as its store and its conversation's half (locomo.HALF_OF)."""
     out = []
     for conv in conversations:
         dia_ids = {m["id"]: m["dia_ids"] for m in conv.memories}
         for data in conv.questions:
-            out.append(Question(data, ("all", data["class"]), LOCOMO_HALF, store=conv.name, dia_ids=dia_ids))
+            out.append(Question(data, ("all", data["class"]), data["half"], store=conv.name, dia_ids=dia_ids))
     return out[:limit] if limit else out
 
 
 async def run_locomo(folder: str, limit: int | None = None, study: bool = False, knowledge: bool = False,
                      knowledge_dir: str | None = None, only: list[str] | None = None,
-                     conversations: list[str] | None = None) -> tuple[list[Row], list[Question], dict]:
+                     conversations: list[str] | None = None, turns: bool = False) -> tuple[list[Row], list[Question], dict]:
     """LoCoMo (bench/locomo.py): one store per conversation, built once; every row asks each
     question against its conversation's store, as the first message of a new chat."""
     from bench import locomo
     from tests.host.harness import host_root
 
-    convs = locomo.load(folder)  # asserts the published counts
+    convs = locomo.load(folder, turns=turns)  # asserts the counts the figures were measured on
     if conversations:
         unknown = sorted(set(conversations) - {c.name for c in convs})
         if unknown:
@@ -706,7 +727,7 @@ def format_table(rows: list[Row], questions: list[Question], half: str, classes:
 
 
 def counts(questions: list[Question], half: str, classes: tuple[str, ...] = CLASSES) -> str:
-    return ", ".join(f"{c} {sum(1 for q in questions if q.half == half and c in q.classes)}" for c in classes)
+    return ", ".join(f"{c} {sum(1 for q in questions if half in (q.half, BOTH_HALVES) and c in q.classes)}" for c in classes)
 
 
 def _write_dump(path: str | None) -> None:
@@ -729,9 +750,12 @@ def main(argv=None) -> None:
     parser.add_argument("--locomo", metavar="DIR", nargs="?", const=str(locomo.DEFAULT_DIR),
                         help=f"LoCoMo instead of the own corpus, read from DIR (default {locomo.DEFAULT_DIR})")
     parser.add_argument("--conversations", metavar="N,N", help="LoCoMo: only these conversations (file names, e.g. 26,30)")
+    parser.add_argument("--turns", action="store_true",
+                        help="LoCoMo: store the conversations' turns, one memory each (real chat stored message by message), "
+                             "instead of the observations")
     args = parser.parse_args(argv)
-    if args.conversations and not args.locomo:
-        parser.error("--conversations needs --locomo")
+    if (args.conversations or args.turns) and not args.locomo:
+        parser.error("--conversations and --turns need --locomo")
     if args.locomo:
         return main_locomo(args)
     rows, questions, info = asyncio.run(run(args.limit, args.study, args.knowledge or None, args.only))
@@ -760,28 +784,35 @@ def main_locomo(args) -> None:
     knowledge = args.knowledge is not None
     conversations = [c.strip() for c in args.conversations.split(",") if c.strip()] if args.conversations else None
     rows, questions, info = asyncio.run(run_locomo(str(folder), args.limit, args.study, knowledge, args.knowledge or None,
-                                                   args.only, conversations))
-    variant = "observations + Agent Zero's knowledge files" + (f" from {args.knowledge}" if args.knowledge else " (our stand-ins)") if knowledge else "observations only"
-    table = format_table(rows, questions, LOCOMO_HALF, locomo.CLASSES)
+                                                   args.only, conversations, args.turns))
+    stored = "turns" if args.turns else "observations"
+    variant = f"{stored} + Agent Zero's knowledge files" + (f" from {args.knowledge}" if args.knowledge else " (our stand-ins)") if knowledge else f"{stored} only"
     print(f"\nLoCoMo ({variant}), {len(info['conversations'])} conversations, {info['memories']} memories, "
-          f"{info['knowledge chunks']} knowledge chunks; questions: {counts(questions, LOCOMO_HALF, locomo.CLASSES)} "
-          + (f"({info['no gold (left out)']} with no gold memory left out)" if info["no gold (left out)"] is not None else "(--limit)")
-          + f"\n\n{table}")
-    cells = [r.cells(LOCOMO_HALF, questions, locomo.CLASSES) for r in rows]
+          f"{info['knowledge chunks']} knowledge chunks"
+          + (f" ({info['no gold (left out)']} questions with no gold memory left out)" if info["no gold (left out)"] is not None else " (--limit)"))
+    cells = {}
+    for half in (*HALVES, BOTH_HALVES):
+        title = {"held": "held-out conversations (the result: " + ", ".join(n for n, h in locomo.HALF_OF.items() if h == "held") + ")",
+                 "tuned": "tuning conversations (" + ", ".join(n for n, h in locomo.HALF_OF.items() if h == "tuned") + ")",
+                 BOTH_HALVES: "all ten conversations (LoCoMo's usual figure)"}[half]
+        if not any(half in (q.half, BOTH_HALVES) for q in questions):
+            continue
+        print(f"\n{title}; questions: {counts(questions, half, locomo.CLASSES)}\n\n{format_table(rows, questions, half, locomo.CLASSES)}")
+        cells[half] = [r.cells(half, questions, locomo.CLASSES) for r in rows]
     if info["no gold, with evidence"] is not None:
-        # The paper's measure is over every question with evidence: those no observation
-        # answers are not asked here, and count 0.
+        # The paper's measure is over every question with evidence: those no memory answers
+        # are not asked here, and count 0.
         with_evidence = len(questions) + info["no gold, with evidence"]
         print(f"\nevidence@5 over all {with_evidence} questions with evidence = evidence@5 all × {len(questions)}/{with_evidence}")
-        for c in cells:
+        for c in cells[BOTH_HALVES]:
             if isinstance(c.get("evidence@5 all"), float):
                 c[f"evidence@5 over the {with_evidence} with evidence"] = round(c["evidence@5 all"] * len(questions) / with_evidence, 3)
     _write_dump(args.dump)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / "relevance-locomo.json").write_text(json.dumps({
+    (RESULTS_DIR / f"relevance-locomo{'-turns' if args.turns else ''}.json").write_text(json.dumps({
         "data": str(folder), "variant": variant, **info, "questions": len(questions),
         "per class": {c: sum(c in q.classes for q in questions) for c in locomo.CLASSES},
-        "rows": cells,
+        "rows": cells[BOTH_HALVES], "rows by half": {h: v for h, v in cells.items() if h != BOTH_HALVES},
         "seconds": {f"{r.reranker} | {r.order}": r.seconds for r in rows},
     }, indent=2, ensure_ascii=False))
 
