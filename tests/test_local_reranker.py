@@ -177,6 +177,40 @@ def test_arerank_on_a_running_loop_never_loads_on_it(tiny_model, fresh_local, wa
     asyncio.run(main())
 
 
+def test_calls_waiting_for_the_model_leave_the_loops_default_executor_to_the_host(tiny_model, fresh_local, monkeypatch):
+    """The host embeds in the loop's default executor (LangChain's aembed_query): calls
+    queued on a busy model must not hold its threads. Found with the real L-12 model: a
+    calibration's calls waiting on the model's lock starved the recall's own embedding
+    until the host cancelled the recall."""
+    from helpers.settings import Settings
+
+    settings = Settings.from_mapping(local_config(tiny_model))
+    release = threading.Event()
+    real = fresh_local._predict
+
+    def held(loaded, *args):
+        release.wait(30)  # the model busy until the host's own work has run
+        return real(loaded, *args)
+
+    monkeypatch.setattr(fresh_local, "_predict", held)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        await fresh_local.model(settings, 60)
+        calls = [asyncio.create_task(fresh_local.score(settings, QUESTION, MEMORIES, 60)) for _ in range(12)]
+        await asyncio.sleep(0.05)
+        # More calls wait for the model than the default executor has threads; the host's
+        # embedding still gets one.
+        host_work = await asyncio.wait_for(loop.run_in_executor(None, lambda: "embedded"), 20)
+        release.set()
+        scores = await asyncio.gather(*calls)
+        return host_work, scores
+
+    host_work, scores = asyncio.run(main())
+    assert host_work == "embedded"
+    assert len(scores) == 12 and all(s == scores[0] for s in scores)
+
+
 def test_load_model_refuses_to_block_an_event_loop(tiny_model, fresh_local):
     from helpers.settings import Settings
 

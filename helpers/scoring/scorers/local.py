@@ -41,6 +41,13 @@ class Loaded:
     # One forward pass at a time per model: the fast tokenizer is not re-entrant ("Already
     # borrowed" under concurrent calls), and the CPU's threads are shared anyway.
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The model's own worker thread. Never the event loop's default executor: the host's
+    # embedder runs there (LangChain's aembed_query), and calls queued on this model's lock
+    # held its few threads, so a calibration on a busy CPU starved the recall's own
+    # embedding until the host cancelled the recall (measured with a real L-12 model). A
+    # call given up on before it started is dropped from this queue, not run later.
+    worker: concurrent.futures.ThreadPoolExecutor = field(
+        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="a0_reranker-local"))
 
 
 @dataclass
@@ -184,9 +191,13 @@ def forget(settings: Settings | None = None) -> None:
     """Drop loaded models (all, or this one's): tests, and freeing memory."""
     with _lock:
         if settings is None:
+            dropped = list(_loads.values())
             _loads.clear()
         else:
-            _loads.pop(_key(settings), None)
+            dropped = [entry for entry in [_loads.pop(_key(settings), None)] if entry is not None]
+    for entry in dropped:  # their worker threads end once a call under way returns
+        if entry.future.done() and not entry.future.cancelled() and entry.future.exception() is None:
+            entry.future.result().worker.shutdown(wait=False, cancel_futures=True)
 
 
 def _predict(loaded: Loaded, settings: Settings, query: str, documents: Sequence[str]) -> list[float]:
@@ -205,7 +216,7 @@ async def score(settings: Settings, query: str, documents: Sequence[str], timeou
     loaded = await model(settings, timeout)
     remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
     try:
-        return await asyncio.wait_for(asyncio.to_thread(_predict, loaded, settings, query, list(documents)), remaining)
+        return await asyncio.wait_for(asyncio.wrap_future(loaded.worker.submit(_predict, loaded, settings, query, list(documents))), remaining)
     except TimeoutError:
         raise DeadlineExceeded(f"the local model did not score {len(documents)} documents within the timeout") from None
 
