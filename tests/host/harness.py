@@ -50,9 +50,10 @@ HOST_MODULES = ("usr", "plugins", "helpers", "agent", "models", "initialize", "t
 # repository entries not mounted: VCS/venv/caches, this test suite, and per-install state
 # the host writes into the plugin folder (a stray copy in the repo must not leak in).
 # test_uninstall copies the repository without them too: the real-server venvs are
-# gigabytes, and Hypothesis's database changes under a copy while another xdist worker runs
+# gigabytes, and Hypothesis's database changes under a copy while another xdist worker runs;
+# .cache holds the real cross-encoder and its wheel (200 MB, tests/real/reranker_model.py)
 MOUNT_EXCLUDE = frozenset({
-    ".git", ".venv", "venv", ".venv-infinity", ".venv-llama", "__pycache__", ".pytest_cache",
+    ".git", ".venv", "venv", ".venv-infinity", ".venv-llama", ".cache", "__pycache__", ".pytest_cache",
     ".mypy_cache", ".ruff_cache", ".hypothesis",
     "tests", "config.json", ".toggle-0", ".toggle-1", "execute_record.json",
 })
