@@ -47,17 +47,17 @@ NEEDLE = "The garden supplier: QX-7741 settled by transfer on Monday."  # 10th b
 QUESTION = "did the garden invoice QX-7741 get paid?"
 
 
-def _recall(host, history):
+def _recall(host, history, question=QUESTION, extra=(), **config):
     from tests.host.recall import set_memory_config, set_plugin, wrapped_module
 
     set_memory_config(host, memory_recall_similarity_threshold=0.0)
     agent = host.agent()
     memory = host.run(host.memory(agent))
-    host.run(host.insert(memory, FILLER + GARDEN + [NEEDLE]))
+    host.run(host.insert(memory, FILLER + GARDEN + list(extra) + [NEEDLE]))
     wrapped_module(host)
     host.toggle(True)
-    set_plugin(host)
-    return host.run(host.recall(agent, QUESTION, history))
+    set_plugin(host, **config)
+    return host.run(host.recall(agent, question, history))
 
 
 def _words(host):
@@ -102,3 +102,69 @@ def test_in_a_conversation_the_fused_order_stands(host):
     assert "followup" in search.found.lists and "lexical" in search.found.lists
     fused_only = _fused_alone(host, search, ("message", search.message_threshold), ("followup", search.fused_threshold))
     assert [d.page_content for d in search.fused] == fused_only
+
+
+# --- a strong word match (fusion.with_strong_word_match) ---------------------------------
+def test_a_strong_word_match_takes_the_place_after_the_first_three_even_when_the_embedder_missed_it():
+    fused = list("abcdefgh")
+    assert fusion.with_strong_word_match(fused, "z", 0.5, 5, key) == list("abczdefgh")
+    assert fusion.with_strong_word_match(fused, "g", 0.9, 5, key) == list("abcgdefh")
+
+
+def test_a_weak_or_already_shown_word_match_or_a_short_prompt_changes_nothing():
+    fused = list("abcdefgh")
+    assert fusion.with_strong_word_match(fused, "z", 0.49, 5, key) == fused
+    assert fusion.with_strong_word_match(fused, "c", 1.0, 5, key) == fused  # already in the prompt
+    assert fusion.with_strong_word_match(fused, "z", 1.0, 3, key) == fused  # the fused order keeps its 3
+    assert fusion.with_strong_word_match(fused, None, 1.0, 5, key) == fused
+
+
+def test_coverage_is_the_idf_weighted_share_of_the_message_words_a_memory_holds(host):
+    from langchain_core.documents import Document
+
+    index_module = host.import_plugin("helpers.recall.lexical_index")
+    index = index_module.StoreIndex()
+    texts = {"a": "the garden invoice QX-7741 was paid", "b": "the garden was watered", "c": "QX-7741 paid",
+             "d": "nothing in common here"}
+    for doc_id, text in texts.items():
+        index._add(doc_id, text)
+    for n in range(20):  # "garden" is common in this store, "qx-7741" rare
+        index._add(f"f{n}", f"garden notes {n}")
+    doc = lambda doc_id: Document(page_content=texts[doc_id], metadata={"id": doc_id})  # noqa: E731
+    question = "was the garden invoice QX-7741 paid"
+    assert index.coverage(question, doc("a")) == 1.0
+    assert index.coverage(question, doc("d")) == 0.0
+    assert index.coverage(question, doc("c")) > 0.5 > index.coverage(question, doc("b")) > 0.0
+    assert index.coverage(question, Document(page_content="x", metadata={"id": "not indexed"})) == 0.0
+    assert index.coverage("", doc("a")) == 0.0
+
+
+# Memories the embedder ranks above the needle for this message (they share its common
+# words), none holding its rare one.
+ECHOES = [f"When was the supplier settled? In week {n} the supplier was settled when it came." for n in range(30)]
+SUPPLIER = "when was the supplier QX-7741 settled?"
+
+
+def test_in_a_new_chat_a_strong_word_match_reaches_the_prompt_though_no_dense_list_holds_it(host):
+    seen, restore = _words(host)
+    try:
+        result = _recall(host, [], SUPPLIER, extra=ECHOES)
+    finally:
+        restore()
+    search = seen[0]
+    dense = [d.page_content for d, _ in search.found.lists["message"][:20]]
+    assert NEEDLE not in dense  # the embedder's list does not hold it: no word pick can confirm it
+    assert search.found.best_word_coverage >= fusion.STRONG_COVERAGE
+    assert [d.page_content for d in search.fused].index(NEEDLE) == fusion.FUSED_KEEPS
+    assert len(search.fused_scores) == len(search.fused)
+    assert NEEDLE in [d.page_content for d in result["memories"][:5]]
+
+
+def test_in_a_conversation_a_strong_word_match_takes_no_place(host):
+    seen, restore = _words(host)
+    try:
+        _recall(host, [("user", "we talked about suppliers"), ("ai", '{"tool_name": "response", "tool_args": {"text": "Yes."}}')],
+                SUPPLIER, extra=ECHOES)
+    finally:
+        restore()
+    assert NEEDLE not in [d.page_content for d in seen[0].fused[:5]]

@@ -194,6 +194,20 @@ class StoreIndex:
             hit = np.flatnonzero((out > 0) & (lengths > 0))  # a deleted slot has length 0
             return hit, out[hit]
 
+    def coverage(self, text: str, doc: Any) -> float:
+        """How much of ``text``'s words ``doc`` holds, each word weighted by its IDF over the
+        store (a word no memory holds weighs most): 1 when it holds every word of the
+        message, whatever their counts or its length. Unlike a BM25 score it means the same
+        in every store and for every message, so one bar can say "a strong word match"."""
+        with self.lock:
+            n = len(self.slot_of)
+            slot = self.slot_of.get(str((getattr(doc, "metadata", None) or {}).get("id", "")))
+            held = set(self.doc_terms[slot]) if slot is not None else set()
+            weights = {term: math.log(1 + (n - df + 0.5) / (df + 0.5))
+                       for term in set(_tokens(text[:DOC_CHARS])) for df in [self.df.get(term, 0)]}
+            total = sum(weights.values())
+            return sum(w for term, w in weights.items() if term in held) / total if total > 0 else 0.0
+
     def best(self, docstore: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None) -> list[tuple[Any, float]]:
         """Runs in a worker thread: the best ``depth`` memories for ``text`` passing the
         caller's filter, best first (ties by id, so the order never depends on the store's
@@ -282,6 +296,15 @@ async def search(db: Any, text: str, depth: int, comparator: Callable[[dict], An
     if index is None:
         return None
     return await asyncio.to_thread(index.best, db.docstore, text, depth, comparator)
+
+
+async def coverage(db: Any, text: str, doc: Any) -> float | None:
+    """StoreIndex.coverage of ``doc`` for ``text`` in ``db``'s index, or None when the index
+    is not ready (or ``doc`` is not one of its memories: 0)."""
+    index = await ready(db)
+    if index is None:
+        return None
+    return await asyncio.to_thread(index.coverage, text, doc)
 
 
 def forget() -> None:

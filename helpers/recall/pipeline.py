@@ -235,8 +235,12 @@ def fuse(memory: Any, search: Search) -> None:
         # dates, numbers). In a conversation the message alone is often "and the other
         # one?": its words are no evidence, and the fused order stands.
         search.fused = fusion.with_word_picks(search.fused, words, fused_lists, search.slots, store_search.doc_key)
-        # The fused scores by place, so whatever orders by them (the policies) keeps this order.
-        search.fused_scores = sorted(search.fused_scores, reverse=True)
+        search.fused = fusion.with_strong_word_match(search.fused, words[0][0], search.found.best_word_coverage,
+                                                     search.slots, store_search.doc_key)
+        # The fused scores by place, so whatever orders by them (the policies) keeps this order;
+        # a strong word match from outside the dense lists gets the lowest.
+        scores = sorted(search.fused_scores, reverse=True)
+        search.fused_scores = scores + [scores[-1] if scores else 0.0] * (len(search.fused) - len(scores))
 
 
 def pool(memory: Any, search: Search) -> None:

@@ -38,6 +38,9 @@ class Found:
 
     lists: dict[str, list[tuple[Any, float]]] = field(default_factory=dict)
     host_result: list = field(default_factory=list)
+    # How much of the message's words (IDF-weighted) the best word match holds
+    # (lexical_index.StoreIndex.coverage): 0 without a word list.
+    best_word_coverage: float = 0.0
 
 
 async def search(memory: Any, searches: Searches, depths: dict[str, int], floor: float,
@@ -59,6 +62,8 @@ async def search(memory: Any, searches: Searches, depths: dict[str, int], floor:
         words = await lexical_index.search(memory.db, lexical_text, depths[LEXICAL], comparator)
         if words is not None:
             found.lists[LEXICAL] = words
+            if words:
+                found.best_word_coverage = await lexical_index.coverage(memory.db, lexical_text, words[0][0]) or 0.0
     return found
 
 
