@@ -36,7 +36,10 @@ class Oracle:
         calibration = calibration_labels()
         pairs = [(q["message"].strip(), set(q["relevant"])) for q in questions] + [(q, {i}) for q, i, _ in calibration]
         self.by_message = sorted(pairs, key=lambda p: -len(p[0]))
-        self.id_by_text = {m["text"].strip(): m["id"] for m in memories} | {t.strip(): i for _, _, texts in calibration for i, t in texts}
+        # The corpus's ids win: the calibration items drawn from the tuning half are its
+        # questions and memories, labelled alike (the answer is one of the question's
+        # relevant memories, the others none of them).
+        self.id_by_text = {t.strip(): i for _, _, texts in calibration for i, t in texts} | {m["text"].strip(): m["id"] for m in memories}
 
     def label(self, query: str, document: str) -> bool | None:
         """True/False for a corpus question, None for anything else (the probe)."""

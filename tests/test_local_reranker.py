@@ -128,7 +128,7 @@ def _expected_ranking(path, query, documents):
 # --- through the public API -------------------------------------------------------------
 def test_rerank_scores_with_the_local_model_in_batches_loaded_once_off_the_loop(tiny_model, fresh_local, watched):
     from helpers import reranker
-    from helpers.scoring import sync
+    from helpers.scoring import own_loop
 
     config = local_config(tiny_model, rerank_local_batch_size=2)
     documents = MEMORIES[:5]
@@ -142,7 +142,7 @@ def test_rerank_scores_with_the_local_model_in_batches_loaded_once_off_the_loop(
     assert len(watched["threads"]) == 2  # the plugin's load, and _expected_ranking's
     load_thread = watched["threads"][0]
     assert load_thread.name == "a0_reranker-load"
-    assert load_thread is not sync._loop_thread and load_thread is not threading.main_thread()
+    assert load_thread is not own_loop.thread() and load_thread is not threading.main_thread()
     model = watched["instances"][0]
     assert model.max_length == 64 and model._target_device.type == "cpu"
     # The probe's 3 documents and then the 5 in batches of 2.

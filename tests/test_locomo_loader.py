@@ -57,6 +57,21 @@ def _conversation() -> dict:
     }
 
 
+def test_with_turns_every_turn_is_a_memory_and_the_gold_is_the_turns_the_evidence_names():
+    data = _conversation()
+    data["session_1"] = [{"speaker": "Ana", "dia_id": "D1:1", "text": "I keep bees now."},
+                         {"speaker": "Ben", "dia_id": "D1:2", "text": "Look!", "blip_caption": "a photo of a tuba"}]
+    conv = locomo.read_conversation("7", data, turns=True)
+    assert [(m["text"], m["timestamp"], set(m["dia_ids"])) for m in conv.memories] == [
+        ("Ana: I keep bees now.", "2022-03-02 09:00:00", {"D1:1"}),
+        ("Ben: Look! [shares a photo of a tuba]", "2022-03-02 09:00:00", {"D1:2"}),
+    ]
+    by_message = {q["message"]: q["relevant"] for q in conv.questions}
+    assert by_message == {"single": [conv.memories[0]["id"]], "open": [conv.memories[1]["id"]]}
+    assert conv.no_gold == 4  # multi, when, no gold, no evidence: no turn of theirs was said
+    assert {q["half"] for q in conv.questions} == {locomo.HALF_OF.get("7", "tuned")}
+
+
 def test_observations_become_memories_of_area_main_stamped_with_their_sessions_date():
     conv = locomo.read_conversation("7", _conversation())
     assert [(m["text"], m["area"], m["timestamp"], set(m["dia_ids"])) for m in conv.memories] == [
@@ -97,7 +112,7 @@ def test_an_unknown_category_or_a_session_without_a_date_is_a_clear_error():
 def test_a_folder_read_otherwise_than_the_published_figures_fails_the_count_check(tmp_path):
     (tmp_path / "7.json").write_text(json.dumps(_conversation()))
     assert locomo.counts(locomo.load(tmp_path, check=False))["questions"] == 4
-    with pytest.raises(AssertionError, match="published figures"):
+    with pytest.raises(AssertionError, match="the figures were measured on"):
         locomo.load(tmp_path)
     with pytest.raises(FileNotFoundError, match="--locomo"):
         locomo.load(tmp_path / "missing")

@@ -249,7 +249,7 @@ def test_uninstall_stops_threads_an_older_copy_of_the_modules_started(host):
     know the old copy's threads, and uninstall must stop them anyway."""
     old = host.import_plugin("helpers.scoring.sync")
     old.rerank("q", ["a", "b"], config=LEXICAL)
-    old_thread = old._loop_thread
+    old_thread = host.import_plugin("helpers.scoring.own_loop").thread()
     host.purge("usr.plugins")
     assert host.import_plugin("helpers.scoring.sync") is not old
     host.call_hook("uninstall")

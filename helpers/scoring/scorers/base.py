@@ -22,6 +22,10 @@ verdict with a scale (scoring/verdicts.py). Everything around a call is the call
                    post-filter asks too: the views say so, with its answer times, and Test
                    connection asks the model of the chat it was opened from
     judges_recall_at_once  one call judges both of a recall's searches (recall/judge_call.py)
+    calibrates_apart  its calibration runs on the plugin's own loop, apart from the recall
+                   that asked (calibration.py); otherwise within that recall's time
+    calibration_questions  how many of the calibration set's questions it answers (its
+                   first ones, written by hand); None: all of them
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class Scorer(Protocol):
     probes_once: bool
     asks_utility_model: bool
     judges_recall_at_once: bool
+    calibrates_apart: bool
+    calibration_questions: int | None
 
     def breaker_key(self, settings: "Settings") -> str:
         """The circuit breaker's key for these settings (the status views list these keys)."""
@@ -88,6 +94,8 @@ class InProcess:
     asks_utility_model = False
     judges_recall_at_once = False
     probes_once = False
+    calibrates_apart = True
+    calibration_questions = None
 
     def breaker_key(self, settings: "Settings") -> str:
         return ""  # never asked: it cannot go down

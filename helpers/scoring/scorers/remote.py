@@ -31,6 +31,8 @@ class RemoteScorer:
     probes_once = False
     asks_utility_model = False
     judges_recall_at_once = False
+    calibrates_apart = True  # the whole set, on the plugin's own loop
+    calibration_questions = None
 
     def verdict_key(self, settings: Settings) -> tuple:
         return ()  # the endpoint, model, API, instruction and key are in every verdict's key

@@ -64,6 +64,10 @@ class UtilityScorer:
     probes_once = True
     asks_utility_model = True
     judges_recall_at_once = True  # memories and solutions in one prompt (recall/judge_call.py)
+    # Its calls are the chat's own model, asked in the chat's loop and paid per call: it
+    # answers the 12 calibration questions written by hand, within the recall that asks.
+    calibrates_apart = False
+    calibration_questions = 12
 
     def __init__(self) -> None:
         self._latencies: dict[str, collections.deque] = {}
