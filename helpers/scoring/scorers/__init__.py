@@ -38,7 +38,8 @@ def for_settings(settings: Settings) -> Scorer | None:
 @dataclass(frozen=True)
 class Choice:
     """The scorer a call uses and the key its verdict (and its scores, its say) are kept
-    under: decided once per call (score.score_documents) and passed down."""
+    under: decided once by the caller (a search's plan stage, arerank, aprobe) and passed
+    down to score_documents, earned_say and the calibration."""
 
     settings: Settings
     scorer: Scorer
