@@ -112,6 +112,8 @@ class Snapshot:
     scores: list | None = None  # the reranker's, per candidate
     scale: str | None = None
     probe: tuple[float, float] | None = None  # the probe's (relevant, irrelevant) scores
+    best_word_coverage: float = 0.0  # how much of the message the best word match holds
+    words_led: bool = False  # the store's words led the fused order (store_agreement.py)
 
     def as_json(self) -> dict:
         """Corpus ids only: what an offline look at the strategies needs (``--dump``)."""
@@ -123,6 +125,7 @@ class Snapshot:
             "scores": self.scores, "scale": self.scale, "probe": self.probe,
             "reranked": None if self.reranked is None else [corpus_id(d) for d in self.reranked],
             "host_first": None if self.host_first is None else corpus_id(self.host_first),
+            "best_word_coverage": round(self.best_word_coverage, 4), "words_led": self.words_led,
             "shipped": [corpus_id(d) for d in self.shipped],
         }
 
@@ -145,6 +148,7 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
             scores=list(scored.scores) if scored is not None else None,
             scale=scored.scale if scored is not None else None,
             probe=(verdict.relevant, verdict.irrelevant) if verdict is not None and verdict.relevant is not None else None,
+            best_word_coverage=search.found.best_word_coverage, words_led=search.words_led,
         )
         real(memory, search)
         snap.shipped = list(search.docs)

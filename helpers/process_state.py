@@ -20,7 +20,7 @@ def reset_state() -> None:
     recall deadlines and the recall line's parts. Loaded local models are dropped too.
     Never stops threads or background work (that is uninstall's job: lifecycle)."""
     from .scoring import breaker, cache, calibration, client, endpoint_guard, probing
-    from .recall import deadlines, judge_call, lexical_index, query_vectors, recall_line, store_search
+    from .recall import deadlines, judge_call, lexical_index, query_vectors, recall_line, store_agreement, store_search
     from . import settings_cache
     from .report import stats
     from .scoring.scorers import local, utility
@@ -33,6 +33,7 @@ def reset_state() -> None:
     stats.STATS.forget()
     store_search.forget()
     lexical_index.forget()
+    store_agreement.forget()
     query_vectors.MEMO.forget()
     endpoint_guard.forget()
     client.forget_batch_limits()

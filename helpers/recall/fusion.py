@@ -121,6 +121,23 @@ def with_strong_word_match(fused: Sequence[Any], best_word: Any | None, coverage
     return rest[:FUSED_KEEPS] + [best_word] + rest[FUSED_KEEPS:]
 
 
+def word_led(fused: Sequence[Any], words: Sequence[tuple[Any, float]], slots: int,
+             key: Callable[[Any], Hashable]) -> list:
+    """The order of a store whose embedder misses what the words find (store_agreement.py):
+    the best word matches (``words``: (item, BM25 score), best first) take the prompt's
+    first ``slots`` - 1 places, the fused order's first (the embedder's best guess) the
+    last of them; then the rest of the word matches, then the rest of the fused order."""
+    lead = [item for item, _ in words[:max(slots - 1, 0)]]
+    led = {key(item) for item in lead}
+    embedders = [item for item in fused if key(item) not in led][:1]
+    out, seen = [], set()
+    for item in [*lead, *embedders, *(item for item, _ in words[len(lead):]), *fused]:
+        if key(item) not in seen:
+            seen.add(key(item))
+            out.append(item)
+    return out
+
+
 def _logit(p: float) -> float:
     p = min(max(float(p), 1e-6), 1 - 1e-6)
     return math.log(p / (1 - p))

@@ -34,7 +34,7 @@ from ..report import changes
 from ..scoring import calibration, probing, scorers
 from ..scoring.score import Scored, earned_say, score_documents
 from ..settings import Settings
-from . import deadlines, failures, fusion, judge_call, outcome, policies, store_search, texts
+from . import deadlines, failures, fusion, judge_call, outcome, policies, store_agreement, store_search, texts
 
 log = logging.getLogger("a0_reranker")
 
@@ -77,6 +77,7 @@ class Search:
     message_threshold: float = 0.0  # the same, for the user's message's own list
     fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_threshold
     fused_scores: list = field(default_factory=list)
+    words_led: bool = False  # the word list led the fused order: this store's embedder misses what it finds (store_agreement.py)
     pool: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
     rerank_query: str = ""
     choice: scorers.Choice | None = None  # the settings' scorer and its verdict key, decided once (plan); None: fusion alone
@@ -168,6 +169,9 @@ def _similarity_threshold(setting: float, threshold: float) -> float:
 # message is the precise text (its top 40 held an answer for 0.97 of the tuning questions,
 # the three lists at 20 each for 0.96); the host's query, mostly wrapping, adds least.
 POOL_DEPTH = {texts.MESSAGE: 2.0, texts.FOLLOWUP: 1.0, texts.HOST: 0.5, texts.LEXICAL: 1.0}
+# The embedder "holds" a strong word match when it is within its own first this many (the
+# prompt's usual five slots): store_agreement.py.
+AGREEMENT_DEPTH = 5
 
 
 def fused_roles(search: Search) -> tuple[str, ...]:
@@ -234,9 +238,18 @@ def fuse(memory: Any, search: Search) -> None:
         # words it shares with a memory are evidence the embedder may rank too low (names,
         # dates, numbers). In a conversation the message alone is often "and the other
         # one?": its words are no evidence, and the fused order stands.
-        search.fused = fusion.with_word_picks(search.fused, words, fused_lists, search.slots, store_search.doc_key)
-        search.fused = fusion.with_strong_word_match(search.fused, words[0][0], search.found.best_word_coverage,
-                                                     search.slots, store_search.doc_key)
+        db = getattr(memory, "db", None)
+        search.words_led = store_agreement.words_lead(db)  # from the searches before this one
+        if search.found.best_word_coverage >= fusion.STRONG_COVERAGE:
+            embedders = search.found.lists.get(texts.MESSAGE) or search.found.lists.get(texts.HOST) or []
+            best = store_search.doc_key(words[0][0])
+            store_agreement.note(db, any(store_search.doc_key(d) == best for d, _ in embedders[:AGREEMENT_DEPTH]))
+        if search.words_led:
+            search.fused = fusion.word_led(search.fused, words, search.slots, store_search.doc_key)
+        else:
+            search.fused = fusion.with_word_picks(search.fused, words, fused_lists, search.slots, store_search.doc_key)
+            search.fused = fusion.with_strong_word_match(search.fused, words[0][0], search.found.best_word_coverage,
+                                                         search.slots, store_search.doc_key)
         # The fused scores by place, so whatever orders by them (the policies) keeps this order;
         # a strong word match from outside the dense lists gets the lowest.
         scores = sorted(search.fused_scores, reverse=True)
