@@ -114,9 +114,11 @@ class Snapshot:
     probe: tuple[float, float] | None = None  # the probe's (relevant, irrelevant) scores
     best_word_coverage: float = 0.0  # how much of the message the best word match holds
     words_led: bool = False  # the store's words led the fused order (store_agreement.py)
+    rerank_query: str = ""  # what a reranker is asked with (the corpus's own words)
 
     def as_json(self) -> dict:
-        """Corpus ids only: what an offline look at the strategies needs (``--dump``)."""
+        """Corpus ids (and the reranker's query): what an offline look at the strategies
+        needs (``--dump``; bench/rescore.py reads it)."""
         return {
             "area": self.area, "limit": self.limit, "slots": self.slots,
             "lists": {r: [[corpus_id(d), round(x, 5)] for d, x in zip(docs, self.similarities[r])] for r, docs in self.lists.items()},
@@ -126,6 +128,7 @@ class Snapshot:
             "reranked": None if self.reranked is None else [corpus_id(d) for d in self.reranked],
             "host_first": None if self.host_first is None else corpus_id(self.host_first),
             "best_word_coverage": round(self.best_word_coverage, 4), "words_led": self.words_led,
+            "rerank_query": self.rerank_query,
             "shipped": [corpus_id(d) for d in self.shipped],
         }
 
@@ -149,9 +152,11 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
             scale=scored.scale if scored is not None else None,
             probe=(verdict.relevant, verdict.irrelevant) if verdict is not None and verdict.relevant is not None else None,
             best_word_coverage=search.found.best_word_coverage, words_led=search.words_led,
+            rerank_query=search.rerank_query,
         )
         real(memory, search)
         snap.shipped = list(search.docs)
+        POOL_TEXTS.update((corpus_id(d), d.page_content) for d in search.pool if corpus_id(d) is not None)
         snaps.append(snap)
 
     pipeline.STAGES = tuple(replace(stage, run=spy) if stage.run is real else stage for stage in stages)
@@ -540,6 +545,9 @@ def study_rows(reranker: str, questions: list[Question], per_question: list[list
 
 # --- running -----------------------------------------------------------------------------
 DUMP: dict[str, list] = {}
+# The text of every memory a dumped pool holds, by corpus id: what bench/rescore.py gives a
+# real reranker to read (under the dump's key "_texts").
+POOL_TEXTS: dict[str, str] = {}
 
 
 def _dump(name: str, questions: list[Question], per_question: list[list[Snapshot]]) -> None:
@@ -752,7 +760,7 @@ def counts(questions: list[Question], half: str, classes: tuple[str, ...] = CLAS
 def _write_dump(path: str | None) -> None:
     if path:
         with open(path, "w", encoding="utf-8") as fh:
-            json.dump(DUMP, fh)
+            json.dump({**DUMP, "_texts": POOL_TEXTS}, fh)
 
 
 def main(argv=None) -> None:
