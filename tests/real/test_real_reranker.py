@@ -21,8 +21,8 @@ import threading  # noqa: E402
 import zipfile  # noqa: E402
 
 import pytest  # noqa: E402
-import yaml  # noqa: E402
 
+from tests.host.recall import set_memory_config, store, unwrapped_recall, wrapped_module  # noqa: E402
 from tests.real import infinity_server, reranker_model  # noqa: E402
 from tests.real.infinity_server import InfinityProcess  # noqa: E402
 
@@ -90,22 +90,11 @@ def _model_probabilities(model, query, documents):
 
 # --- a recall of the stand-in host ----------------------------------------------------------
 async def _store(host):
-    defaults = yaml.safe_load((host.root / "plugins" / "_memory" / "default_config.yaml").read_text())
-    host.set_config({**defaults, "memory_recall_similarity_threshold": 0.0}, plugin="_memory")
-    agent = host.agent()
-    memory = await host.memory(agent)
-    await host.insert(memory, MEMORIES)
-    host.import_plugin("helpers.recall.wrapper").ensure_wrapped()
+    set_memory_config(host, memory_recall_similarity_threshold=0.0)
+    agent, memory = await store(host, MEMORIES)
+    wrapped_module(host)
     host.toggle(True)
     return agent, memory
-
-
-async def _host_alone(host, agent):
-    host.toggle(False)
-    try:
-        return await host.recall(agent, QUESTION, "")
-    finally:
-        host.toggle(True)
 
 
 def _choice(host, config):
@@ -152,7 +141,7 @@ def _judged_and_reordered(host, config):
 
     async def main():
         agent, memory = await _store(host)
-        alone = await _host_alone(host, agent)
+        alone = await unwrapped_recall(host, agent, QUESTION, "")
         assert alone["memories"][0].page_content != ANSWER
         host.set_config(config)
         host.import_plugin("helpers.settings_cache").forget()

@@ -1,0 +1,154 @@
+"""A real cross-encoder over the pools a relevance run recorded, offline: what it would ship
+with each say the calibration can give it, and what it costs per search.
+
+Through the real recall a CPU cross-encoder takes seconds a search (the recall's deadline
+keeps the fused order when it is late), so a whole bench takes hours; and the say it earns
+decides alone what it ships. Here the pools one run recorded (``--dump``, any reranker: the
+pool is the same for every one) are scored once, in one batch a search, and shipped with
+each say through the plugin's own rules (fusion.standing_out, fusion.combine,
+fusion.keep_first, the some-say agreement, knowledge last), as pipeline.combine does with
+the policies off (the defaults). The no-say order is checked against the recorded one
+first: a mismatch means this copy of the rule is stale, and the run stops.
+
+    python -m bench.relevance [--locomo [DIR] [--turns]] --only lexical --dump run.json
+    python -m bench.rescore run.json [--model DIR] [--max-query-chars 400] [--half held] [--limit N]
+
+``--model`` defaults to the real ms-marco-MiniLM-L-12-v2 built by tests/real/reranker_model.py
+(``bash tests/run.sh`` builds it). Prints a table per half; ``--json FILE`` writes it too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import defaultdict
+from typing import Any
+
+from helpers.recall import fusion
+
+SAYS = ("none", "some", "full", "alone")
+KEY = str
+
+
+def shipped(search: dict, scores: list[float], scale: str, say: str) -> list[str]:
+    """The memories the prompt gets (the first ``slots``) with ``say``, as pipeline.combine
+    orders them with the policies off: ``alone`` is the reranker's own order."""
+    pool, fused = search["candidates"], search["fused"]
+    reranked = [doc for _, doc in sorted(zip(scores, pool), key=lambda pair: -pair[0])]  # stable: pool order on ties
+    if say == "alone":
+        docs = reranked
+    elif say == "none":
+        docs = list(fused)
+    else:
+        score_of = dict(zip(pool, scores))
+        flags = fusion.standing_out([score_of[d] for d in reranked], scale)
+        confident = [d for d, out in zip(reranked, flags) if out]
+        if say == "some":
+            agreed = set(fused[: fusion.AGREEMENT_DEPTH])
+            confident = [d for d in confident if d in agreed]
+        merged = fusion.combine(fused, confident, KEY)
+        docs = merged + [d for d in reranked if d not in set(merged)]
+    if say != "alone":
+        first = search["host_first"]
+        if first is not None and docs and not first.startswith("k:"):
+            docs = fusion.keep_first(docs, first, search["slots"], KEY)
+        docs = [d for d in docs if not d.startswith("k:")] + [d for d in docs if d.startswith("k:")]
+    return docs[: search["limit"]][: search["slots"]]
+
+
+def load_model(model_dir: str):
+    from sentence_transformers import CrossEncoder
+
+    from helpers.scoring.scorers import local
+
+    model = CrossEncoder(model_dir, device="cpu", max_length=512)  # the plugin's defaults
+    return model, local._scale(model)
+
+
+def rescore(dump: dict, name: str, model, scale: str, max_query_chars: int, limit: int | None) -> dict:
+    texts = dump["_texts"]
+    questions = dump[name][:limit] if limit else dump[name]
+    hits: dict[tuple[str, str, str], list[bool]] = defaultdict(list)  # (say, half, class) -> answered
+    seconds, pairs = [], 0
+    for n, q in enumerate(questions, start=1):
+        if n % 200 == 0:
+            print(f"  {n} of {len(questions)} questions, {pairs} pairs in {sum(seconds):.0f} s", file=sys.stderr)
+        shown: dict[str, set[str]] = {say: set() for say in SAYS}
+        for search in q["searches"]:
+            pool = search["candidates"]
+            if not pool:
+                continue
+            query = search["rerank_query"][:max_query_chars]
+            started = time.perf_counter()
+            scores = [float(s) for s in model.predict([(query, texts[d][:8000]) for d in pool], batch_size=64)]
+            seconds.append(time.perf_counter() - started)
+            pairs += len(pool)
+            if shipped(search, scores, scale, "none") != search["shipped"][: search["slots"]]:
+                raise SystemExit(f"{q['id']}: the no-say order differs from the recorded one: this copy of pipeline.combine is stale")
+            for say in SAYS:
+                shown[say] |= set(shipped(search, scores, scale, say))
+        for say in SAYS:
+            answered = bool(shown[say] & set(q["relevant"]))
+            for cls in q["classes"]:
+                hits[(say, q["half"], cls)].append(answered)
+    return {"hits": hits, "seconds": seconds, "pairs": pairs, "questions": len(questions)}
+
+
+def table(result: dict, half: str) -> str:
+    hits = result["hits"]
+    classes = sorted({c for (_, h, c) in hits if h == half}, key=lambda c: (c != "all", c))
+    lines = ["| say | " + " | ".join(classes) + " |", "|---|" + "--:|" * len(classes)]
+    for say in SAYS:
+        cells = [f"{sum(v) / len(v):.3f}" if (v := hits.get((say, half, c))) else "-" for c in classes]
+        lines.append(f"| {say} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.rescore", description=__doc__.split("\n\n")[0])
+    parser.add_argument("dump", help="a bench.relevance --dump file")
+    parser.add_argument("--from", dest="name", help="which recorded pass's pools (default: the first with a reranker)")
+    parser.add_argument("--model", help="a cross-encoder folder (default: the real L-12 of tests/real/reranker_model.py)")
+    parser.add_argument("--max-query-chars", type=int, default=400, help="the query's first N characters (a CPU cross-encoder's setting)")
+    parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--half", choices=("held", "tuned"), help="only the questions of this half")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    with open(args.dump, encoding="utf-8") as fh:
+        dump = json.load(fh)
+    if "_texts" not in dump:
+        raise SystemExit(f"{args.dump}: no pool texts in it: record it again with this bench.relevance")
+    name = args.name or next((n for n in dump if n not in ("none", "_texts")), None)
+    if name not in dump or name == "_texts":
+        raise SystemExit(f"{args.dump}: no recorded pass {name!r} with pools (record one with --only lexical)")
+    model_dir = args.model
+    if model_dir is None:
+        from tests.real import reranker_model
+
+        missing = reranker_model.missing_environment()
+        if missing:
+            raise SystemExit(missing)
+        model_dir = str(reranker_model.model_dir())
+    model, scale = load_model(model_dir)
+    if args.half:
+        dump[name] = [q for q in dump[name] if q["half"] == args.half]
+    result = rescore(dump, name, model, scale, args.max_query_chars, args.limit)
+    per_search = result["seconds"]
+    print(f"{result['questions']} questions, pools of {name!r}, {len(per_search)} searches, {result['pairs']} pairs; "
+          f"scale {scale}; per search: median {statistics.median(per_search):.2f} s, "
+          f"90th percentile {sorted(per_search)[int(0.9 * (len(per_search) - 1))]:.2f} s, "
+          f"{result['pairs'] / sum(per_search):.0f} pairs/s", file=sys.stderr)
+    halves = sorted({h for (_, h, _) in result["hits"]}, key=lambda h: h != "held")
+    for half in halves:
+        print(f"\n{half}\n\n{table(result, half)}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"model": model_dir, "from": name, "per_search_s": per_search, "pairs": result["pairs"],
+                       "recall@5": {f"{say}/{half}/{cls}": sum(v) / len(v) for (say, half, cls), v in result["hits"].items()}}, fh)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""bench/rescore.py ships a recorded pool with each say the way pipeline.combine does (with
+the policies off): no say is the fused order, some say only for standout picks the fused
+order also holds near the top, full say for every standout pick, and the host's first and
+Agent Zero's knowledge placed as in the recall."""
+
+from bench.rescore import shipped
+
+
+def _search(pool, fused, host_first=None, slots=5, limit=12):
+    return {"candidates": pool, "fused": fused, "host_first": host_first, "slots": slots, "limit": limit}
+
+
+POOL = [f"m{n}" for n in range(40)]
+FUSED = POOL[:25]
+# m3 (4th in the fused order) and m30 (deep in the pool, outside it) stand far out; the rest
+# is noise. A pick takes the better of its two places, the one whose other place is better first.
+SCORES = [10.0 if doc in ("m30", "m3") else (n % 7) * 0.1 for n, doc in enumerate(POOL)]
+
+
+def test_no_say_is_the_fused_order_with_the_hosts_first_kept():
+    assert shipped(_search(POOL, FUSED), SCORES, "logit", "none") == FUSED[:5]
+    assert shipped(_search(POOL, FUSED, host_first="m20"), SCORES, "logit", "none") == ["m0", "m1", "m2", "m3", "m20"]
+
+
+def test_full_say_lets_every_standout_pick_take_the_better_of_its_places():
+    assert shipped(_search(POOL, FUSED), SCORES, "logit", "full") == ["m3", "m0", "m30", "m1", "m2"]
+
+
+def test_some_say_takes_only_the_standout_picks_the_fused_order_holds_near_the_top():
+    assert shipped(_search(POOL, FUSED), SCORES, "logit", "some") == ["m3", "m0", "m1", "m2", "m4"]
+
+
+def test_alone_is_the_rerankers_own_order_and_knowledge_goes_last_otherwise():
+    assert shipped(_search(POOL, FUSED), SCORES, "logit", "alone")[:2] == ["m3", "m30"]
+    fused = ["k:a.md#1", *FUSED]
+    assert shipped(_search(POOL + ["k:a.md#1"], fused), SCORES + [0.0], "logit", "none") == FUSED[:5]
