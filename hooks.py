@@ -73,15 +73,21 @@ def save_plugin_config(settings=None, project_name="", agent_profile="", **kwarg
     from usr.plugins.a0_reranker.helpers.settings import PLUGIN_NAME, SettingsError
 
     try:  # what this scope had before the Save (its own config, else what it inherits)
-        previous = plugins.get_plugin_config(PLUGIN_NAME, project_name=project_name or "", agent_profile=agent_profile or "")
+        previous = plugins.get_plugin_config(
+            PLUGIN_NAME, project_name=project_name or "", agent_profile=agent_profile or ""
+        )
     except Exception:  # an unreadable old config: the Save replaces it
         previous = None
     before = config_store.settings_or_none(previous)
     dotenv_path = dotenv.get_dotenv_file_path()
     try:
         saved = config_store.prepare_for_save(
-            settings or {}, config_store.dotenv_writer(dotenv_path), scope=(project_name or "", agent_profile or ""),
-            previous=previous, origins=stored_key.Origins(stored_key.origins_path(dotenv_path)))
+            settings or {},
+            config_store.dotenv_writer(dotenv_path),
+            scope=(project_name or "", agent_profile or ""),
+            previous=previous,
+            origins=stored_key.Origins(stored_key.origins_path(dotenv_path)),
+        )
     except SettingsError as exc:
         raise ValueError(str(exc)) from None
     settings_cache.forget()

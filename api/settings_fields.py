@@ -18,9 +18,10 @@ class SettingsFields(ApiHandler):
 
             path = settings.PLUGIN_DIR.joinpath(*FIELDS_FILE)
             schema = json.loads(path.read_text(encoding="utf-8"))
-            groups = [{**group, "fields": [_with_limit(field, settings.LIMITS[field["key"]])
-                                           for field in group["fields"]]}
-                      for group in schema["groups"]]
+            groups = [
+                {**group, "fields": [_with_limit(field, settings.LIMITS[field["key"]]) for field in group["fields"]]}
+                for group in schema["groups"]
+            ]
             return {"ok": True, "groups": groups, "words": vocabulary.panel_words()}
         except Exception as exc:
             return {"ok": False, "error": f"settings form unavailable: {type(exc).__name__}"}

@@ -10,7 +10,18 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bench import cache, client_overhead, judge_cost, lexical_cost, loop_stall, outage, peers, recall_cost, recall_overhead, redaction
+from bench import (
+    cache,
+    client_overhead,
+    judge_cost,
+    lexical_cost,
+    loop_stall,
+    outage,
+    peers,
+    recall_cost,
+    recall_overhead,
+    redaction,
+)
 from bench.common import Row, print_table, write_json
 from bench.recall_rig import rig
 
@@ -44,8 +55,10 @@ def main() -> list[Row]:
     aimed = [r for r in rows if r.met is not None]
     print(f"\naims met: {len(aimed) - len(missed)} of {len(aimed)}")
     for r in missed:
-        print(f"  NOT met: [{r.section}] {r.name}: {r.ratio if r.ratio is not None else r.value_ms} vs aim {r.aim}"
-              + (f" ({r.note})" if r.note else ""))
+        print(
+            f"  NOT met: [{r.section}] {r.name}: {r.ratio if r.ratio is not None else r.value_ms} vs aim {r.aim}"
+            + (f" ({r.note})" if r.note else "")
+        )
     path = write_json("bench", rows, {"seconds": round(time.monotonic() - started, 1)})
     print(f"written: {path.relative_to(path.parents[2])}")
     return rows

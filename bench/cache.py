@@ -33,12 +33,21 @@ async def measure(repeats: int = 300) -> list[Row]:
             def ranker(config):
                 async def call():
                     assert len(await reranker.arerank(QUERY, docs, config=config)) == n
+
                 return call
 
             warm, server = await paired_ms(ranker(on), ranker(off), repeats // (n // 20))
             assert CACHE.hits > 0
-            rows.append(ratio_row("cache", f"warm cache vs server call, {n} docs x 500 chars (instant server)",
-                                  warm, server, "<= 0.1x", 0.1))
+            rows.append(
+                ratio_row(
+                    "cache",
+                    f"warm cache vs server call, {n} docs x 500 chars (instant server)",
+                    warm,
+                    server,
+                    "<= 0.1x",
+                    0.1,
+                )
+            )
     return rows
 
 

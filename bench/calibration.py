@@ -85,7 +85,10 @@ def write() -> None:
     hand = data["items"][:HAND_WRITTEN]
     data["items"] = hand + drawn_items(_embedder())
     SET_PATH.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{SET_PATH.relative_to(REPO)}: {HAND_WRITTEN} written by hand + {len(data['items']) - HAND_WRITTEN} drawn", file=sys.stderr)
+    print(
+        f"{SET_PATH.relative_to(REPO)}: {HAND_WRITTEN} written by hand + {len(data['items']) - HAND_WRITTEN} drawn",
+        file=sys.stderr,
+    )
 
 
 # --- measuring ------------------------------------------------------------------------------
@@ -102,6 +105,7 @@ def _noisy(sigma: float, seed: int):
             noise = random.Random(f"{seed}|{sigma}|{query}|{text}").gauss(0.0, sigma)
             out.append(noise + (2.0 if text == _answer_of[query] else -2.0))
         return out
+
     return score
 
 
@@ -121,15 +125,20 @@ def measure(local: str | None = None) -> dict:
         from sentence_transformers import CrossEncoder
 
         encoder = CrossEncoder(local, device="cpu")
-        rows[f"cross-encoder {Path(local).name}"] = _mrr(items, lambda q, c: [float(s) for s in encoder.predict([(q, t) for t in c])])
+        rows[f"cross-encoder {Path(local).name}"] = _mrr(
+            items, lambda q, c: [float(s) for s in encoder.predict([(q, t) for t in c])]
+        )
     out = {"items": len(items), "embedder": round(embedder, 3), "scorers": {}, "noise": {}}
     for name, mrr in rows.items():
         out["scorers"][name] = {"mrr": round(mrr, 3), "say": calibration.say_for(mrr, embedder)}
     for sigma in (1.0, 2.0, 3.0, 4.0, 6.0):
         runs = [_mrr(items, _noisy(sigma, seed)) for seed in range(NOISE_RUNS)]
         says = [calibration.say_for(m, embedder) for m in runs]
-        out["noise"][f"σ{sigma:g}"] = {"mean": round(statistics.mean(runs), 3), "sd": round(statistics.pstdev(runs), 3),
-                                       **{s: round(says.count(s) / len(says), 3) for s in ("none", "some", "full")}}
+        out["noise"][f"σ{sigma:g}"] = {
+            "mean": round(statistics.mean(runs), 3),
+            "sd": round(statistics.pstdev(runs), 3),
+            **{s: round(says.count(s) / len(says), 3) for s in ("none", "some", "full")},
+        }
     return out
 
 
@@ -137,7 +146,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="rebuild the items drawn from the tuning half")
     parser.add_argument("--local", metavar="DIR", help="also a cross-encoder model folder, in process")
-    parser.add_argument("--hand-written-only", action="store_true", help="measure the first 12 items alone (the set before)")
+    parser.add_argument(
+        "--hand-written-only", action="store_true", help="measure the first 12 items alone (the set before)"
+    )
     args = parser.parse_args(argv)
     if args.write:
         write()
@@ -152,7 +163,9 @@ def main(argv=None) -> None:
         print(f"  {name:45} MRR {row['mrr']:.3f}  say {row['say']}")
     print(f"noise on the oracle's logit (±2), {NOISE_RUNS} runs each: MRR mean ± sd, share of runs per say")
     for name, row in result["noise"].items():
-        print(f"  {name:5} {row['mean']:.3f} ± {row['sd']:.3f}   none {row['none']:.2f}  some {row['some']:.2f}  full {row['full']:.2f}")
+        print(
+            f"  {name:5} {row['mean']:.3f} ± {row['sd']:.3f}   none {row['none']:.2f}  some {row['some']:.2f}  full {row['full']:.2f}"
+        )
     if not math.isfinite(result["embedder"]):
         raise SystemExit(1)
 

@@ -27,6 +27,7 @@ async def overhead(url: str, repeats: int, config: dict, label: str) -> Row:
     docs20 = documents(20)
     body = TEI.body(QUERY, docs20, "")
     async with httpx.AsyncClient() as bare:
+
         async def bare_post():
             (await bare.post(url + "/rerank", json=body)).json()
 
@@ -35,7 +36,9 @@ async def overhead(url: str, repeats: int, config: dict, label: str) -> Row:
 
         baseline = await median_ms(bare_post, repeats)
         value = await median_ms(ours, repeats)
-    return ratio_row("client", f"arerank vs bare httpx POST, 20 docs x 500 chars, {label}", value, baseline, "<= 1.2x", 1.2)
+    return ratio_row(
+        "client", f"arerank vs bare httpx POST, 20 docs x 500 chars, {label}", value, baseline, "<= 1.2x", 1.2
+    )
 
 
 async def measure(repeats: int = 200) -> list[Row]:
@@ -54,6 +57,7 @@ async def measure(repeats: int = 200) -> list[Row]:
         docs200 = documents(200)
         body32 = TEI.body(QUERY, docs200[:32], "")
         async with httpx.AsyncClient() as bare:
+
             async def one_batch():
                 (await bare.post(srv.url + "/rerank", json=body32)).json()
 
@@ -62,7 +66,9 @@ async def measure(repeats: int = 200) -> list[Row]:
 
             baseline = await median_ms(one_batch, repeats // 4)
             value = await median_ms(pool200, repeats // 4)
-        rows.append(ratio_row("client", "200 docs on TEI (32 per request) vs one 32-doc request", value, baseline, "<= 2x", 2.0))
+        rows.append(
+            ratio_row("client", "200 docs on TEI (32 per request) vs one 32-doc request", value, baseline, "<= 2x", 2.0)
+        )
     return rows
 
 

@@ -53,22 +53,48 @@ def median_ms_sync(fn: Callable[[], object], repeats: int, warmup: int = 3) -> f
     return statistics.median(samples)
 
 
-def ratio_row(section: str, name: str, value: float, baseline: float | None, aim: str = "", limit: float | None = None, note: str = "") -> Row:
+def ratio_row(
+    section: str,
+    name: str,
+    value: float,
+    baseline: float | None,
+    aim: str = "",
+    limit: float | None = None,
+    note: str = "",
+) -> Row:
     ratio = value / baseline if baseline else None
     met = None if limit is None or ratio is None else ratio <= limit
-    return Row(section, name, round(value, 3), None if baseline is None else round(baseline, 3), None if ratio is None else round(ratio, 3), aim, met, note)
+    return Row(
+        section,
+        name,
+        round(value, 3),
+        None if baseline is None else round(baseline, 3),
+        None if ratio is None else round(ratio, 3),
+        aim,
+        met,
+        note,
+    )
 
 
 def print_table(rows: list[Row]) -> str:
     headers = ("section", "measurement", "ours ms", "baseline ms", "ratio", "aim", "met")
     cells = [
-        (r.section, r.name, f"{r.value_ms:.3f}", "-" if r.baseline_ms is None else f"{r.baseline_ms:.3f}",
-         "-" if r.ratio is None else f"{r.ratio:.2f}x", r.aim or "-", {True: "yes", False: "NO", None: "-"}[r.met])
+        (
+            r.section,
+            r.name,
+            f"{r.value_ms:.3f}",
+            "-" if r.baseline_ms is None else f"{r.baseline_ms:.3f}",
+            "-" if r.ratio is None else f"{r.ratio:.2f}x",
+            r.aim or "-",
+            {True: "yes", False: "NO", None: "-"}[r.met],
+        )
         for r in rows
     ]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |",
-             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines = [
+        "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |",
+        "|" + "|".join("-" * (w + 2) for w in widths) + "|",
+    ]
     lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(cell, widths)) + " |" for cell in cells]
     text = "\n".join(lines)
     print(text)
@@ -78,8 +104,13 @@ def print_table(rows: list[Row]) -> str:
 def write_json(name: str, rows: list[Row], extra: dict | None = None) -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / f"{name}.json"
-    payload = {"python": platform.python_version(), "machine": platform.machine(), "at": time.strftime("%Y-%m-%d %H:%M:%S"),
-               "rows": [asdict(r) for r in rows], **(extra or {})}
+    payload = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "rows": [asdict(r) for r in rows],
+        **(extra or {}),
+    }
     path.write_text(json.dumps(payload, indent=2))
     return path
 

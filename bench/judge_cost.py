@@ -98,13 +98,29 @@ def _measure(host, tmp: str) -> list[Row]:
         judged_ms = timed(REPEATS)
         added = (judged_ms - fusion_ms) / 1000
         calls = len(judge.recall_prompts()) / REPEATS
-        rows.append(Row("judge", f"recall with a {latency:g} s utility-model judge vs fusion alone", round(judged_ms, 1), round(fusion_ms, 1),
-                        round(judged_ms / fusion_ms, 1), note=f"adds {added:.1f} s a recall ({calls:g} utility call a recall)"))
+        rows.append(
+            Row(
+                "judge",
+                f"recall with a {latency:g} s utility-model judge vs fusion alone",
+                round(judged_ms, 1),
+                round(fusion_ms, 1),
+                round(judged_ms / fusion_ms, 1),
+                note=f"adds {added:.1f} s a recall ({calls:g} utility call a recall)",
+            )
+        )
         if latency == LATENCIES[0]:
             prompt = judge.recall_prompts()[-1]
             chars = sum(len(s) + len(m) for s, m in judge.recall_prompts()) / REPEATS
-            rows.append(Row("judge", "prompt tokens per recall (chars/4, system + message, memories + solutions in one call)",
-                            round(chars / 4), None, None, note=f"value in tokens, not ms; {calls:g} utility call a recall"))
+            rows.append(
+                Row(
+                    "judge",
+                    "prompt tokens per recall (chars/4, system + message, memories + solutions in one call)",
+                    round(chars / 4),
+                    None,
+                    None,
+                    note=f"value in tokens, not ms; {calls:g} utility call a recall",
+                )
+            )
     rows += _too_slow_rows(host, agent, fusion_ms, forget)
     rows += _real_model_rows(host, agent, prompt, tmp, forget)
     return rows
@@ -125,11 +141,24 @@ def _too_slow_rows(host, agent, fusion_ms: float, forget) -> list[Row]:
     after_ms = statistics.median(host.run(_recall_ms(host, agent)) for _ in range(REPEATS))
     what = f"a judge needing {TOO_SLOW_S:g} s, rerank_timeout {TIMEOUT_S:g} s"
     return [
-        Row("judge", f"first recall with {what} (learns it is too slow) vs fusion alone", round(first_ms, 1), round(fusion_ms, 1),
-            round(first_ms / fusion_ms, 1), note="the probe's three trials are cut at rerank_timeout; the verdict is kept"),
-        Row("judge", f"later recalls with {what} vs fusion alone", round(after_ms, 1), round(fusion_ms, 1),
-            round(after_ms / fusion_ms, 2), aim="within 1.5x of fusion alone", met=after_ms <= 1.5 * fusion_ms,
-            note="not asked: the fused order, fusion's prompt"),
+        Row(
+            "judge",
+            f"first recall with {what} (learns it is too slow) vs fusion alone",
+            round(first_ms, 1),
+            round(fusion_ms, 1),
+            round(first_ms / fusion_ms, 1),
+            note="the probe's three trials are cut at rerank_timeout; the verdict is kept",
+        ),
+        Row(
+            "judge",
+            f"later recalls with {what} vs fusion alone",
+            round(after_ms, 1),
+            round(fusion_ms, 1),
+            round(after_ms / fusion_ms, 2),
+            aim="within 1.5x of fusion alone",
+            met=after_ms <= 1.5 * fusion_ms,
+            note="not asked: the fused order, fusion's prompt",
+        ),
     ]
 
 
@@ -142,7 +171,16 @@ def _real_model_rows(host, agent, prompt, tmp: str, forget) -> list[Row]:
 
     why = missing_environment()
     if why is not None or prompt is None:
-        return [Row("judge", "real model (SmolLM2-135M, llama.cpp): skipped", 0.0, None, None, note=f"{why}; bash tests/run.sh builds it")]
+        return [
+            Row(
+                "judge",
+                "real model (SmolLM2-135M, llama.cpp): skipped",
+                0.0,
+                None,
+                None,
+                note=f"{why}; bash tests/run.sh builds it",
+            )
+        ]
     from agent import Agent
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
@@ -163,10 +201,26 @@ def _real_model_rows(host, agent, prompt, tmp: str, forget) -> list[Row]:
             host.run(call(system, message))
             seconds.append(time.perf_counter() - started)
         answer_s = statistics.median(seconds)
-        rows.append(Row("judge", f"real SmolLM2-135M ({N_THREADS} thread): prompt tokens per recall (its tokenizer, one call)", tokens, None, None,
-                        note="value in tokens, not ms; memories + solutions in one prompt"))
-        rows.append(Row("judge", f"real SmolLM2-135M ({N_THREADS} thread): seconds to answer one recall's prompt", round(answer_s * 1000, 1), None, None,
-                        note=f"{answer_s:.1f} s a recall, one call"))
+        rows.append(
+            Row(
+                "judge",
+                f"real SmolLM2-135M ({N_THREADS} thread): prompt tokens per recall (its tokenizer, one call)",
+                tokens,
+                None,
+                None,
+                note="value in tokens, not ms; memories + solutions in one prompt",
+            )
+        )
+        rows.append(
+            Row(
+                "judge",
+                f"real SmolLM2-135M ({N_THREADS} thread): seconds to answer one recall's prompt",
+                round(answer_s * 1000, 1),
+                None,
+                None,
+                note=f"{answer_s:.1f} s a recall, one call",
+            )
+        )
         forget()
         judge = _Recorded(call)
         agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, judge)
@@ -175,8 +229,16 @@ def _real_model_rows(host, agent, prompt, tmp: str, forget) -> list[Row]:
         report_ = host.import_plugin("helpers.status_report")
         status = report_.collect(agent)
         verdict = (status.get("judge") or {}).get("not_used") or "passed the probe"
-        rows.append(Row("judge", f"real SmolLM2-135M: first recall (probe, {ALIAS}, rerank_timeout {TIMEOUT_S:g} s)", round(first_ms, 1), None, None,
-                        note=f"verdict: {verdict[:160]}"))
+        rows.append(
+            Row(
+                "judge",
+                f"real SmolLM2-135M: first recall (probe, {ALIAS}, rerank_timeout {TIMEOUT_S:g} s)",
+                round(first_ms, 1),
+                None,
+                None,
+                note=f"verdict: {verdict[:160]}",
+            )
+        )
     return rows
 
 

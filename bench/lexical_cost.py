@@ -82,10 +82,18 @@ async def index_rows(host, memory, n: int) -> list[Row]:
     index.WAIT_S = 1.0
     label = f"{n:,} memories"
     return [
-        _info(f"{label}: first build of the word index (worker thread)", statistics.median(builds), f"median of {len(builds)}"),
+        _info(
+            f"{label}: first build of the word index (worker thread)",
+            statistics.median(builds),
+            f"median of {len(builds)}",
+        ),
         _info(f"{label}: catch-up after an insert of 10 memories", statistics.median(inserts), "median of 10"),
         _info(f"{label}: catch-up after a delete (the id map rebuilt)", statistics.median(deletes), "median of 5"),
-        _info(f"{label}: one lexical search of a recall message, 40 deep, solutions filter", statistics.median(searches), "median of 10"),
+        _info(
+            f"{label}: one lexical search of a recall message, 40 deep, solutions filter",
+            statistics.median(searches),
+            "median of 10",
+        ),
     ]
 
 
@@ -121,10 +129,22 @@ async def stall_rows(host, agent, n: int, windows: int = 5) -> list[Row]:
         built.append(await worst_gap_ms(while_built, 1))
         gcs.append(max(GC_PAUSES, default=0.0))
     worst, baseline = statistics.median(built), statistics.median(ready)
-    note = (f"median of {windows} windows (longest {max(built):.1f} ms; index ready: {max(ready):.1f} ms); "
-            f"recall and build {statistics.median(builds):.0f} ms; longest garbage collection {max(gcs):.1f} ms")
-    return [Row("stall", f"{n:,} memories: whole recall while the word index is built, and until it is",
-                round(worst, 3), round(baseline, 3), None, f"<= +{STALL_ADDED_MS:g} ms", worst - baseline <= STALL_ADDED_MS, note)]
+    note = (
+        f"median of {windows} windows (longest {max(built):.1f} ms; index ready: {max(ready):.1f} ms); "
+        f"recall and build {statistics.median(builds):.0f} ms; longest garbage collection {max(gcs):.1f} ms"
+    )
+    return [
+        Row(
+            "stall",
+            f"{n:,} memories: whole recall while the word index is built, and until it is",
+            round(worst, 3),
+            round(baseline, 3),
+            None,
+            f"<= +{STALL_ADDED_MS:g} ms",
+            worst - baseline <= STALL_ADDED_MS,
+            note,
+        )
+    ]
 
 
 async def store_rows(sizes=SIZES) -> list[Row]:
@@ -152,7 +172,9 @@ async def calibration_rows(repeats: int = 5) -> list[Row]:
     rows = []
     for latency, label in ((0.0, "instant loopback reranker"), (0.05, "reranker taking 50 ms per request")):
         with remote("tei19", cheap_scorer=True, latency=latency) as srv:
-            settings = Settings.from_mapping({"rerank_endpoint": srv.url, "rerank_api": "rerank", "rerank_cache": False})
+            settings = Settings.from_mapping(
+                {"rerank_endpoint": srv.url, "rerank_api": "rerank", "rerank_cache": False}
+            )
             probing.forget()
             await probing.resolve(scorers.choose(settings), Deadline.after(10))
             results = []
@@ -163,9 +185,19 @@ async def calibration_rows(repeats: int = 5) -> list[Row]:
                 results.append(trust)
             results = results[1:]
             seconds = statistics.median(t.seconds for t in results)
-            rows.append(Row("calibration", f"the calibration of a reranker, once per reranker: {label}", round(seconds * 1000, 3),
-                            None, None, "", None, f"{results[0].calls} calls ({calibration.CONCURRENCY} at once), "
-                            f"say '{results[0].say}'; median of {repeats}"))
+            rows.append(
+                Row(
+                    "calibration",
+                    f"the calibration of a reranker, once per reranker: {label}",
+                    round(seconds * 1000, 3),
+                    None,
+                    None,
+                    "",
+                    None,
+                    f"{results[0].calls} calls ({calibration.CONCURRENCY} at once), "
+                    f"say '{results[0].say}'; median of {repeats}",
+                )
+            )
     rows.append(await embedder_row())
     return rows
 
@@ -188,8 +220,16 @@ async def embedder_row(repeats: int = 3) -> Row:
             await calibration.embedder_score(embeddings)
             samples.append(_ms(started))
     texts = sum(1 + len(item.candidates) for item in calibration.ITEMS)
-    return Row("calibration", "the embedder's own score on the calibration set, all-MiniLM-L6-v2 on the CPU, once per embedder",
-               round(statistics.median(samples), 3), None, None, "", None, f"{texts} texts embedded; median of {repeats}")
+    return Row(
+        "calibration",
+        "the embedder's own score on the calibration set, all-MiniLM-L6-v2 on the CPU, once per embedder",
+        round(statistics.median(samples), 3),
+        None,
+        None,
+        "",
+        None,
+        f"{texts} texts embedded; median of {repeats}",
+    )
 
 
 def measure() -> list[Row]:

@@ -45,15 +45,33 @@ CLASSES = ("all", "single-hop", "multi-hop", "temporal", "open-domain")
 
 # What the published figures were measured on (the data's README): a loader that reads
 # the data otherwise would make numbers that do not compare.
-EXPECTED = {"memories": 2541, "questions": 1311, "no gold": 229,
-            "per class": {"single-hop": 673, "multi-hop": 273, "temporal": 286, "open-domain": 79}}
+EXPECTED = {
+    "memories": 2541,
+    "questions": 1311,
+    "no gold": 229,
+    "per class": {"single-hop": 673, "multi-hop": 273, "temporal": 286, "open-domain": 79},
+}
 # The turns variant, counted the same way when it was first read (not published figures).
-EXPECTED_TURNS = {"memories": 5882, "questions": 1535, "no gold": 5,
-                  "per class": {"single-hop": 841, "multi-hop": 282, "temporal": 320, "open-domain": 92}}
+EXPECTED_TURNS = {
+    "memories": 5882,
+    "questions": 1535,
+    "no gold": 5,
+    "per class": {"single-hop": 841, "multi-hop": 282, "temporal": 320, "open-domain": 92},
+}
 # Conversations in two halves, by file: the plugin's rules were tuned on "tuned" (and, before
 # this split, on all of LoCoMo); "held" is printed first, as the own corpus's held-out half.
-HALF_OF = {"26": "tuned", "30": "held", "41": "tuned", "42": "held", "43": "tuned",
-           "44": "held", "47": "tuned", "48": "held", "49": "tuned", "50": "held"}
+HALF_OF = {
+    "26": "tuned",
+    "30": "held",
+    "41": "tuned",
+    "42": "held",
+    "43": "tuned",
+    "44": "held",
+    "47": "tuned",
+    "48": "held",
+    "49": "tuned",
+    "50": "held",
+}
 
 _DIA_ID = re.compile(r"D:?(\d+):(\d+)")
 _SESSION_OBSERVATION = re.compile(r"^session_(\d+)_observation$")
@@ -73,7 +91,7 @@ def dia_ids(value: Any) -> frozenset[str]:
 
 
 def host_timestamp(session_date: str) -> str:
-    """"1:56 pm on 8 May, 2023" -> "2023-05-08 13:56:00" (the host's memory timestamp)."""
+    """ "1:56 pm on 8 May, 2023" -> "2023-05-08 13:56:00" (the host's memory timestamp)."""
     return datetime.strptime(session_date.strip(), _SESSION_DATE).strftime(HOST_TIME_FORMAT)
 
 
@@ -96,13 +114,22 @@ def _turn_memories(name: str, data: dict) -> list[dict]:
             raise ValueError(f"{name}.json: {key} has no session_{session}_date_time")
         stamp = host_timestamp(date)
         for turn in data[key]:
-            if not (isinstance(turn, dict) and isinstance(turn.get("text"), str) and isinstance(turn.get("dia_id"), str)):
+            if not (
+                isinstance(turn, dict) and isinstance(turn.get("text"), str) and isinstance(turn.get("dia_id"), str)
+            ):
                 raise ValueError(f"{name}.json: {key}: expected a turn with text and dia_id, got {turn!r:.80}")
             text = f"{turn.get('speaker', '?')}: {turn['text']}"
             if isinstance(turn.get("blip_caption"), str):
                 text += f" [shares {turn['blip_caption']}]"
-            memories.append({"id": f"T{name}:{len(memories)}", "area": "main", "timestamp": stamp,
-                             "text": text, "dia_ids": dia_ids(turn["dia_id"])})
+            memories.append(
+                {
+                    "id": f"T{name}:{len(memories)}",
+                    "area": "main",
+                    "timestamp": stamp,
+                    "text": text,
+                    "dia_ids": dia_ids(turn["dia_id"]),
+                }
+            )
     return memories
 
 
@@ -119,8 +146,15 @@ def read_conversation(name: str, data: dict, turns: bool = False) -> Conversatio
             for fact in facts:
                 if not (isinstance(fact, list) and len(fact) == 2 and isinstance(fact[0], str)):
                     raise ValueError(f"{name}.json: {key}/{speaker}: expected [fact, dia_id], got {fact!r:.80}")
-                memories.append({"id": f"L{name}:{len(memories)}", "area": "main", "timestamp": stamp,
-                                 "text": fact[0], "dia_ids": dia_ids(fact[1])})
+                memories.append(
+                    {
+                        "id": f"L{name}:{len(memories)}",
+                        "area": "main",
+                        "timestamp": stamp,
+                        "text": fact[0],
+                        "dia_ids": dia_ids(fact[1]),
+                    }
+                )
     questions, no_gold, with_evidence = [], 0, 0
     for n, qa in enumerate(data.get("qa", [])):
         category = qa.get("category")
@@ -134,9 +168,19 @@ def read_conversation(name: str, data: dict, turns: bool = False) -> Conversatio
             no_gold += 1
             with_evidence += bool(evidence)
             continue
-        questions.append({"id": f"L{name}:q{n}", "message": qa["question"], "history": "", "relevant": gold,
-                          "evidence": evidence, "category": category, "class": CATEGORIES[category],
-                          "store": name, "half": HALF_OF.get(name, "tuned")})
+        questions.append(
+            {
+                "id": f"L{name}:q{n}",
+                "message": qa["question"],
+                "history": "",
+                "relevant": gold,
+                "evidence": evidence,
+                "category": category,
+                "class": CATEGORIES[category],
+                "store": name,
+                "half": HALF_OF.get(name, "tuned"),
+            }
+        )
     return Conversation(name, memories, questions, no_gold, with_evidence)
 
 
@@ -159,9 +203,12 @@ def counts(conversations: list[Conversation]) -> dict:
     for conv in conversations:
         for q in conv.questions:
             per_class[q["class"]] += 1
-    return {"memories": sum(len(c.memories) for c in conversations),
-            "questions": sum(len(c.questions) for c in conversations),
-            "no gold": sum(c.no_gold for c in conversations), "per class": per_class}
+    return {
+        "memories": sum(len(c.memories) for c in conversations),
+        "questions": sum(len(c.questions) for c in conversations),
+        "no gold": sum(c.no_gold for c in conversations),
+        "per class": per_class,
+    }
 
 
 def assert_counts(conversations: list[Conversation], expected: dict = EXPECTED) -> None:

@@ -101,8 +101,16 @@ async def arerank_rows(repeats: int = 20) -> list[Row]:
         _row("arerank 200 docs x 500 chars, TEI 32 per request, warm", warm, f"max over {repeats} calls"),
         # Not an aim: once per loop. The first call in a whole process also imports httpcore's
         # async backend and parses default_config.yaml on the loop (see README).
-        Row("stall", "arerank 200 docs x 500 chars, first call on a fresh loop", round(cold, 3), None, None,
-            "", None, "probe + client build; the first in a process also pays imports"),
+        Row(
+            "stall",
+            "arerank 200 docs x 500 chars, first call on a fresh loop",
+            round(cold, 3),
+            None,
+            None,
+            "",
+            None,
+            "probe + client build; the first in a process also pays imports",
+        ),
     ]
 
 
@@ -121,7 +129,13 @@ async def recall_rows(r, repeats: int = 10) -> list[Row]:
 
         await one()  # detection and the client: once per loop
         warm = await worst_gap_ms(one, repeats)
-    return [_row(f"wrapped recall search, {max(pool)}-candidate pool, TEI 32 per request, warm", warm, f"max over {repeats} searches")]
+    return [
+        _row(
+            f"wrapped recall search, {max(pool)}-candidate pool, TEI 32 per request, warm",
+            warm,
+            f"max over {repeats} searches",
+        )
+    ]
 
 
 # --- big inputs: whatever a feature adds to a recall's stall, against the same recall without it
@@ -134,8 +148,16 @@ def _added_row(name: str, worst: float, baseline: float, note: str = "", baselin
         note += f" ({baseline_cpu:.1f} ms in the baseline)" if baseline_cpu is not None else ""
     if GC_PAUSES:
         note += f"; longest garbage collection {max(GC_PAUSES):.1f} ms ({len(GC_PAUSES)} in the window)"
-    return Row("stall", name, round(worst, 3), round(baseline, 3), None, f"<= baseline + {BIG_AIM_MS:g} ms",
-               worst <= baseline + BIG_AIM_MS, note.lstrip("; "))
+    return Row(
+        "stall",
+        name,
+        round(worst, 3),
+        round(baseline, 3),
+        None,
+        f"<= baseline + {BIG_AIM_MS:g} ms",
+        worst <= baseline + BIG_AIM_MS,
+        note.lstrip("; "),
+    )
 
 
 async def _stall_of(r, recall, repeats: int, **config) -> tuple[float, float]:
@@ -159,14 +181,23 @@ async def big_memory_rows(r, repeats: int = 3) -> list[Row]:
     from agent import Agent
     from bench.recall_rig import sample_recall
 
-    r.agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, lambda system, message: "[2, 0]" if "capital of France" in message else "[1, 0]")
+    r.agent.set_data(
+        Agent.DATA_NAME_UTILITY_MODEL, lambda system, message: "[2, 0]" if "capital of France" in message else "[1, 0]"
+    )
     recall = sample_recall(3)
     fused, fused_cpu = await _stall_of(r, recall, repeats, rerank_api="auto", rerank_candidates=60)
     rows = []
     for api, what in (("lexical", "BM25"), ("utility", "the judge's prompt")):
         worst, _ = await _stall_of(r, recall, repeats, rerank_api=api, rerank_candidates=60)
-        rows.append(_added_row(f"recall, 60 memories x 250 KB, rerank_api {api} ({what})", worst, fused,
-                               f"baseline: the same recall with fusion alone; max over {repeats} searches", fused_cpu))
+        rows.append(
+            _added_row(
+                f"recall, 60 memories x 250 KB, rerank_api {api} ({what})",
+                worst,
+                fused,
+                f"baseline: the same recall with fusion alone; max over {repeats} searches",
+                fused_cpu,
+            )
+        )
     return rows
 
 
@@ -178,8 +209,15 @@ async def mmr_rows(r, repeats: int = 3) -> list[Row]:
     plain, plain_cpu = await _stall_of(r, recall, repeats, rerank_api="lexical", rerank_candidates=250)
     diverse, _ = await _stall_of(r, recall, repeats, rerank_api="lexical", rerank_candidates=250, rerank_mmr_lambda=0.7)
     pool = r.recall.STATS.snapshot(last=1)["recent"][-1]["pool"]
-    return [_added_row(f"recall, {pool}-candidate pool over 10,000 memories, rerank_mmr_lambda 0.7", diverse, plain,
-                       f"baseline: the same recall without MMR; max over {repeats} searches", plain_cpu)]
+    return [
+        _added_row(
+            f"recall, {pool}-candidate pool over 10,000 memories, rerank_mmr_lambda 0.7",
+            diverse,
+            plain,
+            f"baseline: the same recall without MMR; max over {repeats} searches",
+            plain_cpu,
+        )
+    ]
 
 
 def big_input_rows() -> list[Row]:

@@ -84,11 +84,22 @@ async def measure(r) -> list[Row]:
     for label, dead in (("connection refused", refused), ("black hole (accepts, never answers)", black_hole)):
         with dead() as endpoint:
             ours, plain = await _added_ms(r, endpoint, 40)
-            assert any(state["open_for_s"] > 0 for state in r.breaker.snapshot().values()), f"the breaker did not open: {r.breaker.snapshot()} {r.recall.STATS.snapshot()['fallback_reasons']}"
+            assert any(state["open_for_s"] > 0 for state in r.breaker.snapshot().values()), (
+                f"the breaker did not open: {r.breaker.snapshot()} {r.recall.STATS.snapshot()['fallback_reasons']}"
+            )
             theirs, _ = await _added_ms(r, endpoint, 3 if "black" in label else 10, rerank_breaker_failures=100)
-        rows.append(Row("outage", f"added per recall, {label}: breaker open vs paying each call",
-                        round(ours, 3), round(theirs, 3), round(ours / theirs, 4) if theirs else None,
-                        f"< {AIM_MS:g} ms", ours < AIM_MS, f"unwrapped search {plain:.2f} ms"))
+        rows.append(
+            Row(
+                "outage",
+                f"added per recall, {label}: breaker open vs paying each call",
+                round(ours, 3),
+                round(theirs, 3),
+                round(ours / theirs, 4) if theirs else None,
+                f"< {AIM_MS:g} ms",
+                ours < AIM_MS,
+                f"unwrapped search {plain:.2f} ms",
+            )
+        )
     return rows
 
 

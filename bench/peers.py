@@ -50,7 +50,12 @@ async def _measure(repeats: int) -> list[Row]:
     docs = documents(20)
     rows: list[Row] = []
     with remote("cohere", cheap_scorer=True) as srv:
-        v1 = {"rerank_endpoint": srv.url + "/v1/rerank", "rerank_api": "rerank", "rerank_model": "rerank-v3.5", "rerank_cache": False}
+        v1 = {
+            "rerank_endpoint": srv.url + "/v1/rerank",
+            "rerank_api": "rerank",
+            "rerank_model": "rerank-v3.5",
+            "rerank_cache": False,
+        }
         v2 = {**v1, "rerank_endpoint": srv.url + "/v2/rerank"}
         for config in (v1, v2):
             await probing.probe(Settings.from_mapping(config))  # detection is a one-time cost
@@ -66,15 +71,19 @@ async def _measure(repeats: int) -> list[Row]:
         def ours_async(config):
             async def call():
                 assert len(await reranker.arerank(QUERY, docs, config=config)) == len(docs)
+
             return call
 
         def ours_sync(config):
             def call():  # the synchronous API; it blocks this thread, as the peers do
                 assert len(reranker.rerank(QUERY, docs, config=config)) == len(docs)
+
             return call
 
-        for peer, theirs, config in (("rerankers APIRanker (Cohere v1, requests)", theirs_rerankers, v1),
-                                     ("LangChain CohereRerank (Cohere v2, cohere SDK)", theirs_langchain, v2)):
+        for peer, theirs, config in (
+            ("rerankers APIRanker (Cohere v1, requests)", theirs_rerankers, v1),
+            ("LangChain CohereRerank (Cohere v2, cohere SDK)", theirs_langchain, v2),
+        ):
             for label, ours in (("arerank", ours_async(config)), ("rerank() sync", ours_sync(config))):
                 value, baseline = await paired_ms(ours, theirs, repeats)
                 rows.append(ratio_row("peers", f"{label} vs {peer}", value, baseline, AIM, 0.999))

@@ -68,9 +68,15 @@ async def _store(host, agent, n: int):
 def _conversation(i: int) -> tuple[str, list[tuple[str, str]]]:
     rng = random.Random(i)
     a, b = rng.choice(TOPICS), rng.choice(TOPICS)
-    turns = [("user", f"we set up {rng.choice(TOPICS)} on the home server last week"),
-             ("ai", '{"thoughts": ["recap"], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "Yes, with '
-              + rng.choice(TOPICS) + ' in front of it."}}')]
+    turns = [
+        ("user", f"we set up {rng.choice(TOPICS)} on the home server last week"),
+        (
+            "ai",
+            '{"thoughts": ["recap"], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "Yes, with '
+            + rng.choice(TOPICS)
+            + ' in front of it."}}',
+        ),
+    ]
     return f"which {a} settings did we use with {b} on the home server?", turns
 
 
@@ -106,14 +112,24 @@ async def _host_search_ms(host, memory, repeats: int) -> float:
 
     Memory = type(memory)
     original = Memory.search_similarity_threshold.__wrapped__
-    query = "user: {\"user_message\": \"which nginx settings did we use with docker?\"}\n\n" + "history " * 200
+    query = 'user: {"user_message": "which nginx settings did we use with docker?"}\n\n' + "history " * 200
     settings = yaml.safe_load((host.root / "plugins" / "_memory" / "default_config.yaml").read_text())
 
     async def both():
-        await original(memory, query, settings["memory_recall_memories_max_search"], settings["memory_recall_similarity_threshold"],
-                       "area == 'main' or area == 'fragments'")
-        await original(memory, query, settings["memory_recall_solutions_max_search"], settings["memory_recall_similarity_threshold"],
-                       "area == 'solutions'")
+        await original(
+            memory,
+            query,
+            settings["memory_recall_memories_max_search"],
+            settings["memory_recall_similarity_threshold"],
+            "area == 'main' or area == 'fragments'",
+        )
+        await original(
+            memory,
+            query,
+            settings["memory_recall_solutions_max_search"],
+            settings["memory_recall_similarity_threshold"],
+            "area == 'solutions'",
+        )
 
     return await median_ms(both, repeats)
 
@@ -133,9 +149,20 @@ async def by_size(repeats: int = 15) -> list[Row]:
                 on, off = await _pair(host, agent, repeats, recall)
                 search = await _host_search_ms(host, memory, repeats)
                 added = on - off  # negative: the plugin made the recall faster
-                rows.append(ratio_row("cost", f"{n:,} memories, {label}: plugin's added time per recall vs the host's own searches",
-                                      added, search, "<= 2x", 2.0, f"recall {off:.2f} ms without, {on:.2f} ms with"))
-                print(f"  {n:>7,} {label:24} host search {search:7.2f} ms  recall {off:7.2f} -> {on:7.2f} ms", flush=True)
+                rows.append(
+                    ratio_row(
+                        "cost",
+                        f"{n:,} memories, {label}: plugin's added time per recall vs the host's own searches",
+                        added,
+                        search,
+                        "<= 2x",
+                        2.0,
+                        f"recall {off:.2f} ms without, {on:.2f} ms with",
+                    )
+                )
+                print(
+                    f"  {n:>7,} {label:24} host search {search:7.2f} ms  recall {off:7.2f} -> {on:7.2f} ms", flush=True
+                )
     return rows
 
 
@@ -157,8 +184,10 @@ async def real_embedder(repeats: int = 10) -> list[Row]:
         # what the host and the plugin pay to embed is what this row measures.
         agent, _, _ = await _build_store(host, types.SimpleNamespace(as_langchain=embeddings), memories, None)
         rows = []
-        for config, label in (({}, "built-in fusion, no server"),
-                              ({"rerank_endpoint": srv.url, "rerank_cache": False}, "instant reranker server")):
+        for config, label in (
+            ({}, "built-in fusion, no server"),
+            ({"rerank_endpoint": srv.url, "rerank_cache": False}, "instant reranker server"),
+        ):
             host.set_config(config)
             question = questions[0]
             turns = host_turns(question["history"])
@@ -175,8 +204,17 @@ async def real_embedder(repeats: int = 10) -> list[Row]:
                 assert (await host.recall(agent, question["message"], turns))["error"] is None
 
             ours, theirs = await paired_ms(on, off, repeats, warmup=2)
-            rows.append(ratio_row("cost", f"whole recall, all-MiniLM-L6-v2 embedder, {label}, vs the host alone",
-                                  ours, theirs, "<= 1.5x", 1.5, "191 memories, a 3-7k character conversation"))
+            rows.append(
+                ratio_row(
+                    "cost",
+                    f"whole recall, all-MiniLM-L6-v2 embedder, {label}, vs the host alone",
+                    ours,
+                    theirs,
+                    "<= 1.5x",
+                    1.5,
+                    "191 memories, a 3-7k character conversation",
+                )
+            )
         return rows
 
 

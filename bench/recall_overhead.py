@@ -51,8 +51,15 @@ async def _one(r, srv, repeats: int, label: str, note: str = "", **config) -> Ro
 
         value, base = await paired_ms(ours, baseline, repeats)
     n = len(body["texts"])
-    return ratio_row("recall", f"wrapped recall search vs unwrapped + bare POST ({n}-doc pool), {label}",
-                     value, base, "<= 1.2x", 1.2, note)
+    return ratio_row(
+        "recall",
+        f"wrapped recall search vs unwrapped + bare POST ({n}-doc pool), {label}",
+        value,
+        base,
+        "<= 1.2x",
+        1.2,
+        note,
+    )
 
 
 async def _shadow(r, srv, repeats: int) -> Row:
@@ -69,16 +76,24 @@ async def _shadow(r, srv, repeats: int) -> Row:
     await shadow.drained()
     ours, theirs = [], []
     for i in range(repeats + 5):
-        for fn, out in ((r.wrapped, ours), (r.unwrapped, theirs)) if i % 2 == 0 else ((r.unwrapped, theirs), (r.wrapped, ours)):
+        for fn, out in (
+            ((r.wrapped, ours), (r.unwrapped, theirs)) if i % 2 == 0 else ((r.unwrapped, theirs), (r.wrapped, ours))
+        ):
             await shadow.drained()
             started = time.perf_counter()
             await fn(recall)
             if i >= 5:
                 out.append((time.perf_counter() - started) * 1000)
     await shadow.drained()
-    return ratio_row("recall", "shadow-mode recall search vs the unwrapped search, instant server",
-                     statistics.median(ours), statistics.median(theirs), "<= 1.05x", 1.05,
-                     "the host's result at once; the plugin's searches and the reranker run afterwards")
+    return ratio_row(
+        "recall",
+        "shadow-mode recall search vs the unwrapped search, instant server",
+        statistics.median(ours),
+        statistics.median(theirs),
+        "<= 1.05x",
+        1.05,
+        "the host's result at once; the plugin's searches and the reranker run afterwards",
+    )
 
 
 async def measure(r, repeats: int = 60) -> list[Row]:
@@ -88,8 +103,17 @@ async def measure(r, repeats: int = 60) -> list[Row]:
         rows.append(await _one(r, srv, repeats, "instant server", "3 pool searches (message, follow-up, host query)"))
         # The same with the pool drawn from the host's own query only: what the two extra
         # searches cost, apart from the wrapper and the client.
-        rows.append(await _one(r, srv, repeats, "instant server, host-query pool only", "rerank_search_message/followup off",
-                               rerank_search_message=False, rerank_search_followup=False))
+        rows.append(
+            await _one(
+                r,
+                srv,
+                repeats,
+                "instant server, host-query pool only",
+                "rerank_search_message/followup off",
+                rerank_search_message=False,
+                rerank_search_followup=False,
+            )
+        )
         rows.append(await _shadow(r, srv, repeats * 3))
     with remote("tei19", max_client_batch_size=1000, cheap_scorer=True, latency=0.02) as srv:
         rows.append(await _one(r, srv, repeats // 2, "20 ms inference"))

@@ -32,8 +32,26 @@ search_memories = _namespace["search_memories"]
 
 MEMORY_FILTER = "area == 'main' or area == 'fragments'"
 TOPICS = [
-    "backup", "restic", "nginx", "postgres", "fedora", "thinkpad", "proxmox", "grafana", "prometheus", "docker",
-    "python", "rust", "garden", "recipe", "vegetarian", "lisbon", "timezone", "router", "wireguard", "pihole",
+    "backup",
+    "restic",
+    "nginx",
+    "postgres",
+    "fedora",
+    "thinkpad",
+    "proxmox",
+    "grafana",
+    "prometheus",
+    "docker",
+    "python",
+    "rust",
+    "garden",
+    "recipe",
+    "vegetarian",
+    "lisbon",
+    "timezone",
+    "router",
+    "wireguard",
+    "pihole",
 ]
 
 
@@ -126,5 +144,7 @@ def rig(memories: int = 200, chars: int = 300):
 def sample_recall(i: int = 0) -> Recall:
     rng = random.Random(i)
     a, b = rng.choice(TOPICS), rng.choice(TOPICS)
-    history = f"user: we talked about {rng.choice(TOPICS)} earlier\nai: yes, and {rng.choice(TOPICS)} on the home server"
+    history = (
+        f"user: we talked about {rng.choice(TOPICS)} earlier\nai: yes, and {rng.choice(TOPICS)} on the home server"
+    )
     return Recall(f"which {a} settings did we use with {b} on the home server?", history)

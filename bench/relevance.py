@@ -77,7 +77,7 @@ def host_turns(transcript: str) -> list[tuple[str, str]]:
     turns, last_user = [], ""
     for n, mark in enumerate(marks):
         end = marks[n + 1].start() if n + 1 < len(marks) else len(transcript)
-        text = transcript[mark.end():end].strip("\n")
+        text = transcript[mark.end() : end].strip("\n")
         if mark.group(1) == "User":
             turns.append(("user", text))
             last_user = text
@@ -120,14 +120,22 @@ class Snapshot:
         """Corpus ids (and the reranker's query): what an offline look at the strategies
         needs (``--dump``; bench/rescore.py reads it)."""
         return {
-            "area": self.area, "limit": self.limit, "slots": self.slots,
-            "lists": {r: [[corpus_id(d), round(x, 5)] for d, x in zip(docs, self.similarities[r])] for r, docs in self.lists.items()},
+            "area": self.area,
+            "limit": self.limit,
+            "slots": self.slots,
+            "lists": {
+                r: [[corpus_id(d), round(x, 5)] for d, x in zip(docs, self.similarities[r])]
+                for r, docs in self.lists.items()
+            },
             "fused": [corpus_id(d) for d in self.fused],
             "candidates": [corpus_id(d) for d in self.candidates],
-            "scores": self.scores, "scale": self.scale, "probe": self.probe,
+            "scores": self.scores,
+            "scale": self.scale,
+            "probe": self.probe,
             "reranked": None if self.reranked is None else [corpus_id(d) for d in self.reranked],
             "host_first": None if self.host_first is None else corpus_id(self.host_first),
-            "best_word_coverage": round(self.best_word_coverage, 4), "words_led": self.words_led,
+            "best_word_coverage": round(self.best_word_coverage, 4),
+            "words_led": self.words_led,
             "rerank_query": self.rerank_query,
             "shipped": [corpus_id(d) for d in self.shipped],
         }
@@ -144,14 +152,22 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
         scored = search.scored
         verdict = scored.verdict if scored is not None else None
         snap = Snapshot(
-            search.area, search.limit, search.slots,
+            search.area,
+            search.limit,
+            search.slots,
             {role: [d for d, _ in hits] for role, hits in search.found.lists.items()},
-            list(search.fused), list(search.pool), list(search.after_policies) if scored is not None else None, search.host_first,
+            list(search.fused),
+            list(search.pool),
+            list(search.after_policies) if scored is not None else None,
+            search.host_first,
             similarities={role: [x for _, x in hits] for role, hits in search.found.lists.items()},
             scores=list(scored.scores) if scored is not None else None,
             scale=scored.scale if scored is not None else None,
-            probe=(verdict.relevant, verdict.irrelevant) if verdict is not None and verdict.relevant is not None else None,
-            best_word_coverage=search.found.best_word_coverage, words_led=search.words_led,
+            probe=(verdict.relevant, verdict.irrelevant)
+            if verdict is not None and verdict.relevant is not None
+            else None,
+            best_word_coverage=search.found.best_word_coverage,
+            words_led=search.words_led,
             rerank_query=search.rerank_query,
         )
         real(memory, search)
@@ -277,8 +293,9 @@ async def _build_store(host, embeddings: MemoEmbeddings, memories: list[dict], k
     return agent, memory, chunks
 
 
-async def _build_locomo_store(host, agent, embeddings: MemoEmbeddings, memories: list[dict],
-                              knowledge: bool, knowledge_dir: str | None):
+async def _build_locomo_store(
+    host, agent, embeddings: MemoEmbeddings, memories: list[dict], knowledge: bool, knowledge_dir: str | None
+):
     """One conversation's store under the agent's subdir (``Stores.use`` puts it back there
     per question); with ``knowledge``, Agent Zero's knowledge files too."""
     from plugins._memory.helpers.memory import abs_db_dir
@@ -333,8 +350,11 @@ class Tally:
                 self.hits.setdefault((c, half), []).append(hit)
                 if evidence is not None:
                     self.evidence.setdefault((c, half), []).append(evidence)
-            for count, value in ((self.knowledge_shown, knowledge), (self.kept_answered, q.host_hit and hit),
-                                 (self.kept_first, q.host_first_hit and hit)):
+            for count, value in (
+                (self.knowledge_shown, knowledge),
+                (self.kept_answered, q.host_hit and hit),
+                (self.kept_first, q.host_first_hit and hit),
+            ):
                 count[half] = count.get(half, 0) + value
 
     def share(self, cls: str, half: str) -> float | None:
@@ -380,7 +400,8 @@ class Row:
         if any(q.dia_ids is not None for q in questions):
             evidence = {f"evidence@5 {c}": self.tally.evidence_share(c, half) if self.counts else "-" for c in classes}
         return {
-            "reranker": self.reranker, "order": self.order,
+            "reranker": self.reranker,
+            "order": self.order,
             **{c: self.tally.share(c, half) for c in classes},
             **evidence,
             "A0 knowledge shown": self.tally.knowledge_shown.get(half, 0) if self.counts else "-",
@@ -437,13 +458,16 @@ async def message_alone(stores: Stores, questions: list[Question]) -> tuple[Row,
         for area, condition in MEMORY_FILTER.items():
             comparator = Memory._get_comparator(condition)
             hits = await memory.db.asimilarity_search_with_relevance_scores(
-                q.data["message"], k=REFERENCE_POOL, filter=comparator, fetch_k=10 * REFERENCE_POOL)
+                q.data["message"], k=REFERENCE_POOL, filter=comparator, fetch_k=10 * REFERENCE_POOL
+            )
             found[area] = [d for d, _ in hits]
             pool |= {corpus_id(d) for d, _ in hits}
         shown.add(q, *_answered(q, found["memories"], found["solutions"]))
         deep.add(q, bool(pool & set(q.data["relevant"])))
-    return (Row("-", "message alone, no threshold (reference)", shown),
-            Row("-", f"message alone: an answer in its top {REFERENCE_POOL}", deep, counts=False))
+    return (
+        Row("-", "message alone, no threshold (reference)", shown),
+        Row("-", f"message alone: an answer in its top {REFERENCE_POOL}", deep, counts=False),
+    )
 
 
 async def words_alone(host, stores: Stores, questions: list[Question]) -> Row:
@@ -479,7 +503,9 @@ async def words_indexed(host, stores: Stores) -> None:
         index.WAIT_S = wait
 
 
-async def plugin_pass(host, agent, stores: Stores, questions: list[Question], config: dict) -> tuple[Tally, Tally, list[list[Snapshot]], int]:
+async def plugin_pass(
+    host, agent, stores: Stores, questions: list[Question], config: dict
+) -> tuple[Tally, Tally, list[list[Snapshot]], int]:
     """One pass of the real wrapped recall: what the plugin returned, whether the pool it
     gathered held an answer, and the snapshots of each question's searches."""
     host.toggle(True)
@@ -517,6 +543,7 @@ def strategies(helpers) -> dict[str, Callable[[Snapshot], list]]:
         def order(s: Snapshot) -> list:
             lists = [s.lists[r] for r in roles if s.lists.get(r)]
             return [d for d, _ in fusion.fuse(lists, key)]
+
         return order
 
     def reranked_alone(s: Snapshot) -> list:
@@ -526,7 +553,9 @@ def strategies(helpers) -> dict[str, Callable[[Snapshot], list]]:
         "fusion: message + tail + host query": fused_of("message", "followup", "host"),
         "fusion: message + tail": fused_of("message", "followup"),
         "reranker alone": reranked_alone,
-        "better of two ranks": lambda s: fusion.combine(s.fused, s.reranked, key) if s.reranked is not None else s.fused,
+        "better of two ranks": lambda s: (
+            fusion.combine(s.fused, s.reranked, key) if s.reranked is not None else s.fused
+        ),
     }
 
 
@@ -551,10 +580,18 @@ POOL_TEXTS: dict[str, str] = {}
 
 
 def _dump(name: str, questions: list[Question], per_question: list[list[Snapshot]]) -> None:
-    DUMP[name] = [{"id": q.data["id"], "classes": q.classes, "half": q.half, "relevant": q.data["relevant"],
-                   "host_hit": q.host_hit, "host_first_hit": q.host_first_hit,
-                   "searches": [s.as_json() for s in snaps]}
-                  for q, snaps in zip(questions, per_question)]
+    DUMP[name] = [
+        {
+            "id": q.data["id"],
+            "classes": q.classes,
+            "half": q.half,
+            "relevant": q.data["relevant"],
+            "host_hit": q.host_hit,
+            "host_first_hit": q.host_first_hit,
+            "searches": [s.as_json() for s in snaps],
+        }
+        for q, snaps in zip(questions, per_question)
+    ]
 
 
 def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[str | None, Any, dict]]:
@@ -576,7 +613,11 @@ def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[s
         "judge: perfect": ("utility", judges.perfect(oracle.label, texts), {}),
     }
     for name, (miss, false) in judges.NOISY_LEVELS.items():
-        out[f"judge: misses {miss:.0%}, lists {false:.0%} wrong"] = ("utility", judges.noisy(oracle.label, texts, miss, false), {})
+        out[f"judge: misses {miss:.0%}, lists {false:.0%} wrong"] = (
+            "utility",
+            judges.noisy(oracle.label, texts, miss, false),
+            {},
+        )
     out["judge: 3 at random"] = ("utility", judges.worse_than_lexical(oracle.label, texts), {})
     # Weak real judges (issue 22): too slow for the timeout, confidently wrong, positional.
     out["judge: perfect but slow"] = ("utility", judges.slow(oracle.label, texts, per_char=judges.SLOW_PER_CHAR), {})
@@ -593,8 +634,11 @@ def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[s
     # memory, and 60 pairs with the default 2,000 characters of query take it 11.6 s on two
     # idle cores (over rerank_timeout), with 93 characters 2.2 s (docs/relevance.md).
     if reranker_model.missing_environment() is None:
-        out[REAL_CROSS_ENCODER] = ("local", None, {"rerank_local_model": str(reranker_model.model_dir()),
-                                                   "rerank_max_query_chars": REAL_QUERY_CHARS})
+        out[REAL_CROSS_ENCODER] = (
+            "local",
+            None,
+            {"rerank_local_model": str(reranker_model.model_dir()), "rerank_max_query_chars": REAL_QUERY_CHARS},
+        )
     return out
 
 
@@ -602,13 +646,29 @@ REAL_CROSS_ENCODER = "ms-marco-MiniLM-L-12 (real)"
 REAL_QUERY_CHARS = 400
 
 
-async def measure(host, agent, stores: Stores, questions: list[Question], oracle, embeddings: MemoEmbeddings,
-                  texts: list[str], only: list[str] | None, study: bool) -> list[Row]:
+async def measure(
+    host,
+    agent,
+    stores: Stores,
+    questions: list[Question],
+    oracle,
+    embeddings: MemoEmbeddings,
+    texts: list[str],
+    only: list[str] | None,
+    study: bool,
+) -> list[Row]:
     """Every row over the built stores: the host alone, the message alone, fusion, then each
     reranker and judge (those ``only`` names, when given)."""
     from tests.servers import start
 
-    helpers = type("Helpers", (), {"fusion": host.import_plugin("helpers.recall.fusion"), "store_search": host.import_plugin("helpers.recall.store_search")})
+    helpers = type(
+        "Helpers",
+        (),
+        {
+            "fusion": host.import_plugin("helpers.recall.fusion"),
+            "store_search": host.import_plugin("helpers.recall.store_search"),
+        },
+    )
     rows: list[Row] = []
     started = time.monotonic()
     rows.append(await host_alone(host, agent, stores, questions))
@@ -631,18 +691,25 @@ async def measure(host, agent, stores: Stores, questions: list[Question], oracle
             continue
         started = time.monotonic()
         if kind is None:
-            shipped, pooled, snaps, failures = await plugin_pass(host, agent, stores, questions, {"rerank_api": name, **config})
+            shipped, pooled, snaps, failures = await plugin_pass(
+                host, agent, stores, questions, {"rerank_api": name, **config}
+            )
         elif kind == "local":
-            shipped, pooled, snaps, failures = await plugin_pass(host, agent, stores, questions, {"rerank_api": "local", **config})
+            shipped, pooled, snaps, failures = await plugin_pass(
+                host, agent, stores, questions, {"rerank_api": "local", **config}
+            )
         elif kind == "utility":
             from agent import Agent
 
             agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, scorer)
-            shipped, pooled, snaps, failures = await plugin_pass(host, agent, stores, questions, {"rerank_api": "utility", **config})
+            shipped, pooled, snaps, failures = await plugin_pass(
+                host, agent, stores, questions, {"rerank_api": "utility", **config}
+            )
         else:
             with start(kind, scorer=scorer) as server:
                 shipped, pooled, snaps, failures = await plugin_pass(
-                    host, agent, stores, questions, {"rerank_api": "rerank", "rerank_endpoint": server.url, **config})
+                    host, agent, stores, questions, {"rerank_api": "rerank", "rerank_endpoint": server.url, **config}
+                )
         _dump(name, questions, snaps)
         rows.append(Row(name, "fusion + reranker (shipped)", shipped, failures))
         rows.append(Row(name, "an answer in the pool sent to the reranker", pooled, failures, counts=False))
@@ -652,8 +719,9 @@ async def measure(host, agent, stores: Stores, questions: list[Question], oracle
     return rows
 
 
-async def run(limit: int | None = None, study: bool = False, knowledge_dir: str | None = None,
-              only: list[str] | None = None) -> tuple[list[Row], list[Question], dict]:
+async def run(
+    limit: int | None = None, study: bool = False, knowledge_dir: str | None = None, only: list[str] | None = None
+) -> tuple[list[Row], list[Question], dict]:
     """The own corpus: one store, both halves."""
     from tests.host.harness import host_root
 
@@ -687,9 +755,16 @@ def locomo_questions(conversations, limit: int | None = None) -> list[Question]:
     return out[:limit] if limit else out
 
 
-async def run_locomo(folder: str, limit: int | None = None, study: bool = False, knowledge: bool = False,
-                     knowledge_dir: str | None = None, only: list[str] | None = None,
-                     conversations: list[str] | None = None, turns: bool = False) -> tuple[list[Row], list[Question], dict]:
+async def run_locomo(
+    folder: str,
+    limit: int | None = None,
+    study: bool = False,
+    knowledge: bool = False,
+    knowledge_dir: str | None = None,
+    only: list[str] | None = None,
+    conversations: list[str] | None = None,
+    turns: bool = False,
+) -> tuple[list[Row], list[Question], dict]:
     """LoCoMo (bench/locomo.py): one store per conversation, built once; every row asks each
     question against its conversation's store, as the first message of a new chat."""
     from bench import locomo
@@ -699,7 +774,9 @@ async def run_locomo(folder: str, limit: int | None = None, study: bool = False,
     if conversations:
         unknown = sorted(set(conversations) - {c.name for c in convs})
         if unknown:
-            raise SystemExit(f"--conversations: no conversation {', '.join(unknown)} in {folder} (there are {', '.join(c.name for c in convs)})")
+            raise SystemExit(
+                f"--conversations: no conversation {', '.join(unknown)} in {folder} (there are {', '.join(c.name for c in convs)})"
+            )
         convs = [c for c in convs if c.name in conversations]
     questions = locomo_questions(convs, limit)
     asked = {q.store for q in questions}
@@ -710,10 +787,13 @@ async def run_locomo(folder: str, limit: int | None = None, study: bool = False,
         gold_texts.update({q["id"]: frozenset(text[r].strip() for r in q["relevant"]) for q in conv.questions})
     oracle = AskedOracle()
     every = not limit  # every question of these conversations is asked
-    info: dict[str, Any] = {"conversations": [c.name for c in convs], "memories": sum(len(c.memories) for c in convs),
-                            "no gold (left out)": sum(c.no_gold for c in convs) if every else None,
-                            "no gold, with evidence": sum(c.no_gold_with_evidence for c in convs) if every else None,
-                            "knowledge chunks": 0}
+    info: dict[str, Any] = {
+        "conversations": [c.name for c in convs],
+        "memories": sum(len(c.memories) for c in convs),
+        "no gold (left out)": sum(c.no_gold for c in convs) if every else None,
+        "no gold, with evidence": sum(c.no_gold_with_evidence for c in convs) if every else None,
+        "knowledge chunks": 0,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         host = host_root(tmp)
         try:
@@ -722,7 +802,9 @@ async def run_locomo(folder: str, limit: int | None = None, study: bool = False,
             started = time.monotonic()
             stores = Stores("", on_use=lambda q: oracle.ask(q.data["message"], gold_texts[q.data["id"]]))
             for conv in convs:
-                memory, chunks = await _build_locomo_store(host, agent, embeddings, conv.memories, knowledge, knowledge_dir)
+                memory, chunks = await _build_locomo_store(
+                    host, agent, embeddings, conv.memories, knowledge, knowledge_dir
+                )
                 stores.subdir = memory.memory_subdir
                 stores.by_name[conv.name] = memory
                 info["knowledge chunks"] += chunks
@@ -748,13 +830,18 @@ def format_table(rows: list[Row], questions: list[Question], half: str, classes:
     headers = list(cells_of[0])
     cells = [[str(c[h]) for h in headers] for c in cells_of]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |", "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines = [
+        "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |",
+        "|" + "|".join("-" * (w + 2) for w in widths) + "|",
+    ]
     lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(cell, widths)) + " |" for cell in cells]
     return "\n".join(lines)
 
 
 def counts(questions: list[Question], half: str, classes: tuple[str, ...] = CLASSES) -> str:
-    return ", ".join(f"{c} {sum(1 for q in questions if half in (q.half, BOTH_HALVES) and c in q.classes)}" for c in classes)
+    return ", ".join(
+        f"{c} {sum(1 for q in questions if half in (q.half, BOTH_HALVES) and c in q.classes)}" for c in classes
+    )
 
 
 def _write_dump(path: str | None) -> None:
@@ -770,16 +857,33 @@ def main(argv=None) -> None:
     parser.add_argument("--limit", type=int, help="only the first N questions (a quick look)")
     parser.add_argument("--study", action="store_true", help="also print alternative orders of the same searches")
     parser.add_argument("--only", nargs="*", help="only the rerankers whose names start so (e.g. oracle lexical judge)")
-    parser.add_argument("--knowledge", metavar="DIR", nargs="?", const="",
-                        help="own corpus: a real Agent Zero checkout's knowledge/ folder instead of ours; "
-                             "LoCoMo: add Agent Zero's knowledge files (ours, or DIR's) to every store as distractors")
-    parser.add_argument("--dump", metavar="FILE", help="also write every search's lists, scores and orders (corpus ids) to FILE")
-    parser.add_argument("--locomo", metavar="DIR", nargs="?", const=str(locomo.DEFAULT_DIR),
-                        help=f"LoCoMo instead of the own corpus, read from DIR (default {locomo.DEFAULT_DIR})")
-    parser.add_argument("--conversations", metavar="N,N", help="LoCoMo: only these conversations (file names, e.g. 26,30)")
-    parser.add_argument("--turns", action="store_true",
-                        help="LoCoMo: store the conversations' turns, one memory each (real chat stored message by message), "
-                             "instead of the observations")
+    parser.add_argument(
+        "--knowledge",
+        metavar="DIR",
+        nargs="?",
+        const="",
+        help="own corpus: a real Agent Zero checkout's knowledge/ folder instead of ours; "
+        "LoCoMo: add Agent Zero's knowledge files (ours, or DIR's) to every store as distractors",
+    )
+    parser.add_argument(
+        "--dump", metavar="FILE", help="also write every search's lists, scores and orders (corpus ids) to FILE"
+    )
+    parser.add_argument(
+        "--locomo",
+        metavar="DIR",
+        nargs="?",
+        const=str(locomo.DEFAULT_DIR),
+        help=f"LoCoMo instead of the own corpus, read from DIR (default {locomo.DEFAULT_DIR})",
+    )
+    parser.add_argument(
+        "--conversations", metavar="N,N", help="LoCoMo: only these conversations (file names, e.g. 26,30)"
+    )
+    parser.add_argument(
+        "--turns",
+        action="store_true",
+        help="LoCoMo: store the conversations' turns, one memory each (real chat stored message by message), "
+        "instead of the observations",
+    )
     args = parser.parse_args(argv)
     if (args.conversations or args.turns) and not args.locomo:
         parser.error("--conversations and --turns need --locomo")
@@ -795,11 +899,19 @@ def main(argv=None) -> None:
     _write_dump(args.dump)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     memories, _ = load()
-    (RESULTS_DIR / "relevance.json").write_text(json.dumps({
-        "memories": len(memories), "questions": len(questions), **info,
-        "rows": {half: [r.cells(half, questions) for r in rows] for half in HALVES},
-        "seconds": {f"{r.reranker} | {r.order}": r.seconds for r in rows},
-    }, indent=2, ensure_ascii=False))
+    (RESULTS_DIR / "relevance.json").write_text(
+        json.dumps(
+            {
+                "memories": len(memories),
+                "questions": len(questions),
+                **info,
+                "rows": {half: [r.cells(half, questions) for r in rows] for half in HALVES},
+                "seconds": {f"{r.reranker} | {r.order}": r.seconds for r in rows},
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+    )
 
 
 def main_locomo(args) -> None:
@@ -810,38 +922,72 @@ def main_locomo(args) -> None:
         raise SystemExit(f"--locomo: {folder} is not a folder (LoCoMo's locomo10 JSON files; see bench/README.md)")
     knowledge = args.knowledge is not None
     conversations = [c.strip() for c in args.conversations.split(",") if c.strip()] if args.conversations else None
-    rows, questions, info = asyncio.run(run_locomo(str(folder), args.limit, args.study, knowledge, args.knowledge or None,
-                                                   args.only, conversations, args.turns))
+    rows, questions, info = asyncio.run(
+        run_locomo(
+            str(folder), args.limit, args.study, knowledge, args.knowledge or None, args.only, conversations, args.turns
+        )
+    )
     stored = "turns" if args.turns else "observations"
-    variant = f"{stored} + Agent Zero's knowledge files" + (f" from {args.knowledge}" if args.knowledge else " (our stand-ins)") if knowledge else f"{stored} only"
-    print(f"\nLoCoMo ({variant}), {len(info['conversations'])} conversations, {info['memories']} memories, "
-          f"{info['knowledge chunks']} knowledge chunks"
-          + (f" ({info['no gold (left out)']} questions with no gold memory left out)" if info["no gold (left out)"] is not None else " (--limit)"))
+    variant = (
+        f"{stored} + Agent Zero's knowledge files"
+        + (f" from {args.knowledge}" if args.knowledge else " (our stand-ins)")
+        if knowledge
+        else f"{stored} only"
+    )
+    print(
+        f"\nLoCoMo ({variant}), {len(info['conversations'])} conversations, {info['memories']} memories, "
+        f"{info['knowledge chunks']} knowledge chunks"
+        + (
+            f" ({info['no gold (left out)']} questions with no gold memory left out)"
+            if info["no gold (left out)"] is not None
+            else " (--limit)"
+        )
+    )
     cells = {}
     for half in (*HALVES, BOTH_HALVES):
-        title = {"held": "held-out conversations (the result: " + ", ".join(n for n, h in locomo.HALF_OF.items() if h == "held") + ")",
-                 "tuned": "tuning conversations (" + ", ".join(n for n, h in locomo.HALF_OF.items() if h == "tuned") + ")",
-                 BOTH_HALVES: "all ten conversations (LoCoMo's usual figure)"}[half]
+        title = {
+            "held": "held-out conversations (the result: "
+            + ", ".join(n for n, h in locomo.HALF_OF.items() if h == "held")
+            + ")",
+            "tuned": "tuning conversations (" + ", ".join(n for n, h in locomo.HALF_OF.items() if h == "tuned") + ")",
+            BOTH_HALVES: "all ten conversations (LoCoMo's usual figure)",
+        }[half]
         if not any(half in (q.half, BOTH_HALVES) for q in questions):
             continue
-        print(f"\n{title}; questions: {counts(questions, half, locomo.CLASSES)}\n\n{format_table(rows, questions, half, locomo.CLASSES)}")
+        print(
+            f"\n{title}; questions: {counts(questions, half, locomo.CLASSES)}\n\n{format_table(rows, questions, half, locomo.CLASSES)}"
+        )
         cells[half] = [r.cells(half, questions, locomo.CLASSES) for r in rows]
     if info["no gold, with evidence"] is not None:
         # The paper's measure is over every question with evidence: those no memory answers
         # are not asked here, and count 0.
         with_evidence = len(questions) + info["no gold, with evidence"]
-        print(f"\nevidence@5 over all {with_evidence} questions with evidence = evidence@5 all × {len(questions)}/{with_evidence}")
+        print(
+            f"\nevidence@5 over all {with_evidence} questions with evidence = evidence@5 all × {len(questions)}/{with_evidence}"
+        )
         for c in cells[BOTH_HALVES]:
             if isinstance(c.get("evidence@5 all"), float):
-                c[f"evidence@5 over the {with_evidence} with evidence"] = round(c["evidence@5 all"] * len(questions) / with_evidence, 3)
+                c[f"evidence@5 over the {with_evidence} with evidence"] = round(
+                    c["evidence@5 all"] * len(questions) / with_evidence, 3
+                )
     _write_dump(args.dump)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / f"relevance-locomo{'-turns' if args.turns else ''}.json").write_text(json.dumps({
-        "data": str(folder), "variant": variant, **info, "questions": len(questions),
-        "per class": {c: sum(c in q.classes for q in questions) for c in locomo.CLASSES},
-        "rows": cells[BOTH_HALVES], "rows by half": {h: v for h, v in cells.items() if h != BOTH_HALVES},
-        "seconds": {f"{r.reranker} | {r.order}": r.seconds for r in rows},
-    }, indent=2, ensure_ascii=False))
+    (RESULTS_DIR / f"relevance-locomo{'-turns' if args.turns else ''}.json").write_text(
+        json.dumps(
+            {
+                "data": str(folder),
+                "variant": variant,
+                **info,
+                "questions": len(questions),
+                "per class": {c: sum(c in q.classes for q in questions) for c in locomo.CLASSES},
+                "rows": cells[BOTH_HALVES],
+                "rows by half": {h: v for h, v in cells.items() if h != BOTH_HALVES},
+                "seconds": {f"{r.reranker} | {r.order}": r.seconds for r in rows},
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,9 @@ from typing import Callable, Iterable
 
 Label = Callable[[str, str], "bool | None"]
 
-_QUERY = re.compile(r"^# User's message and newest conversation[^\n]*\n(.*?)\n# Memories[^\n]*\n", re.DOTALL | re.MULTILINE)
+_QUERY = re.compile(
+    r"^# User's message and newest conversation[^\n]*\n(.*?)\n# Memories[^\n]*\n", re.DOTALL | re.MULTILINE
+)
 _QUOTED = re.compile(r"^> ?", re.MULTILINE)
 _MEMORY = re.compile(r"^(\d+): (.*)$", re.MULTILINE)
 _MEMORIES = re.compile(r"^# Memories[^\n]*\n(.*?)^# Answer", re.DOTALL | re.MULTILINE)
@@ -55,9 +57,20 @@ def read_prompt(message: str) -> tuple[str, list[tuple[int, str]]]:
 
 
 class SimulatedJudge:
-    def __init__(self, label: Label, documents: Iterable[str], *, miss: float = 0.0, false: float = 0.0,
-                 random_picks: int = 0, first_picks: int = 0, word_picks: int = 0, seed: int = 0,
-                 latency: float = 0.0, per_char: float = 0.0):
+    def __init__(
+        self,
+        label: Label,
+        documents: Iterable[str],
+        *,
+        miss: float = 0.0,
+        false: float = 0.0,
+        random_picks: int = 0,
+        first_picks: int = 0,
+        word_picks: int = 0,
+        seed: int = 0,
+        latency: float = 0.0,
+        per_char: float = 0.0,
+    ):
         self.label, self.miss, self.false, self.random_picks = label, miss, false, random_picks
         self.first_picks, self.word_picks = first_picks, word_picks
         self.seed, self.latency, self.per_char = seed, latency, per_char
@@ -90,7 +103,9 @@ class SimulatedJudge:
         return str(listed)
 
     def _label(self, query: str, shown_text: str) -> bool | None:
-        full = self._full.get(shown_text) or next((d for folded, d in self._full.items() if folded.startswith(shown_text)), None)
+        full = self._full.get(shown_text) or next(
+            (d for folded, d in self._full.items() if folded.startswith(shown_text)), None
+        )
         return None if full is None else self.label(query, full)
 
     def _decide(self, query: str, shown: list[tuple[int, str]], labels: dict[int, bool | None]) -> list[int]:
@@ -136,11 +151,15 @@ def perfect(label: Label, documents: Iterable[str], *, latency: float = 0.0) -> 
     return SimulatedJudge(label, documents, latency=latency)
 
 
-def noisy(label: Label, documents: Iterable[str], miss: float, false: float, *, seed: int = 0, latency: float = 0.0) -> SimulatedJudge:
+def noisy(
+    label: Label, documents: Iterable[str], miss: float, false: float, *, seed: int = 0, latency: float = 0.0
+) -> SimulatedJudge:
     return SimulatedJudge(label, documents, miss=miss, false=false, seed=seed, latency=latency)
 
 
-def worse_than_lexical(label: Label, documents: Iterable[str], *, seed: int = 0, latency: float = 0.0) -> SimulatedJudge:
+def worse_than_lexical(
+    label: Label, documents: Iterable[str], *, seed: int = 0, latency: float = 0.0
+) -> SimulatedJudge:
     """Three memories picked at random, whatever the question."""
     return SimulatedJudge(label, documents, random_picks=3, seed=seed, latency=latency)
 

@@ -39,7 +39,9 @@ class Oracle:
         # The corpus's ids win: the calibration items drawn from the tuning half are its
         # questions and memories, labelled alike (the answer is one of the question's
         # relevant memories, the others none of them).
-        self.id_by_text = {t.strip(): i for _, _, texts in calibration for i, t in texts} | {m["text"].strip(): m["id"] for m in memories}
+        self.id_by_text = {t.strip(): i for _, _, texts in calibration for i, t in texts} | {
+            m["text"].strip(): m["id"] for m in memories
+        }
 
     def label(self, query: str, document: str) -> bool | None:
         """True/False for a corpus question, None for anything else (the probe)."""
@@ -121,7 +123,9 @@ class AskedOracle(Oracle):
         self.message: str | None = None
         self.gold: frozenset[str] = frozenset()
         # The plugin's calibration questions, labelled as Oracle labels them.
-        self.calibration = {q: {t.strip() for i, t in texts if i == answer} for q, answer, texts in calibration_labels()}
+        self.calibration = {
+            q: {t.strip() for i, t in texts if i == answer} for q, answer, texts in calibration_labels()
+        }
         self.calibration_texts = {q: {t.strip() for _, t in texts} for q, _, texts in calibration_labels()}
 
     def ask(self, message: str, gold_texts: frozenset[str]) -> None:

@@ -42,7 +42,10 @@ class RemoteServer:
     def __init__(self, kind: str, **options):
         self.process = subprocess.Popen(
             [sys.executable, "-c", _CHILD, kind, json.dumps(options)],
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.url = self.process.stdout.readline().strip()
         if not self.url.startswith("http"):

@@ -87,7 +87,9 @@ def rescore(dump: dict, name: str, model, scale: str, max_query_chars: int, limi
             seconds.append(time.perf_counter() - started)
             pairs += len(pool)
             if shipped(search, scores, scale, "none") != search["shipped"][: search["slots"]]:
-                raise SystemExit(f"{q['id']}: the no-say order differs from the recorded one: this copy of pipeline.combine is stale")
+                raise SystemExit(
+                    f"{q['id']}: the no-say order differs from the recorded one: this copy of pipeline.combine is stale"
+                )
             for say in SAYS:
                 shown[say] |= set(shipped(search, scores, scale, say))
         for say in SAYS:
@@ -111,8 +113,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.rescore", description=__doc__.split("\n\n")[0])
     parser.add_argument("dump", help="a bench.relevance --dump file")
     parser.add_argument("--from", dest="name", help="which recorded pass's pools (default: the first with a reranker)")
-    parser.add_argument("--model", help="a cross-encoder folder (default: the real L-12 of tests/real/reranker_model.py)")
-    parser.add_argument("--max-query-chars", type=int, default=400, help="the query's first N characters (a CPU cross-encoder's setting)")
+    parser.add_argument(
+        "--model", help="a cross-encoder folder (default: the real L-12 of tests/real/reranker_model.py)"
+    )
+    parser.add_argument(
+        "--max-query-chars",
+        type=int,
+        default=400,
+        help="the query's first N characters (a CPU cross-encoder's setting)",
+    )
     parser.add_argument("--limit", type=int, help="only the first N questions")
     parser.add_argument("--half", choices=("held", "tuned"), help="only the questions of this half")
     parser.add_argument("--json", help="also write the figures to this file")
@@ -137,17 +146,30 @@ def main(argv: list[str] | None = None) -> None:
         dump[name] = [q for q in dump[name] if q["half"] == args.half]
     result = rescore(dump, name, model, scale, args.max_query_chars, args.limit)
     per_search = result["seconds"]
-    print(f"{result['questions']} questions, pools of {name!r}, {len(per_search)} searches, {result['pairs']} pairs; "
-          f"scale {scale}; per search: median {statistics.median(per_search):.2f} s, "
-          f"90th percentile {sorted(per_search)[int(0.9 * (len(per_search) - 1))]:.2f} s, "
-          f"{result['pairs'] / sum(per_search):.0f} pairs/s", file=sys.stderr)
+    print(
+        f"{result['questions']} questions, pools of {name!r}, {len(per_search)} searches, {result['pairs']} pairs; "
+        f"scale {scale}; per search: median {statistics.median(per_search):.2f} s, "
+        f"90th percentile {sorted(per_search)[int(0.9 * (len(per_search) - 1))]:.2f} s, "
+        f"{result['pairs'] / sum(per_search):.0f} pairs/s",
+        file=sys.stderr,
+    )
     halves = sorted({h for (_, h, _) in result["hits"]}, key=lambda h: h != "held")
     for half in halves:
         print(f"\n{half}\n\n{table(result, half)}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"model": model_dir, "from": name, "per_search_s": per_search, "pairs": result["pairs"],
-                       "recall@5": {f"{say}/{half}/{cls}": sum(v) / len(v) for (say, half, cls), v in result["hits"].items()}}, fh)
+            json.dump(
+                {
+                    "model": model_dir,
+                    "from": name,
+                    "per_search_s": per_search,
+                    "pairs": result["pairs"],
+                    "recall@5": {
+                        f"{say}/{half}/{cls}": sum(v) / len(v) for (say, half, cls), v in result["hits"].items()
+                    },
+                },
+                fh,
+            )
 
 
 if __name__ == "__main__":

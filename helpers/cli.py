@@ -25,8 +25,12 @@ RUNTIME_HINT = "pip install httpx jinja2 pyyaml tenacity (Agent Zero already has
 
 # The option behind each setting, so a setting's error names what the user typed.
 OPTIONS = {
-    "rerank_endpoint": "--endpoint", "rerank_api": "--api", "rerank_model": "--model",
-    "rerank_timeout": "--timeout", "rerank_instruction": "--instruction", "rerank_api_key": "--api-key-env",
+    "rerank_endpoint": "--endpoint",
+    "rerank_api": "--api",
+    "rerank_model": "--model",
+    "rerank_timeout": "--timeout",
+    "rerank_instruction": "--instruction",
+    "rerank_api_key": "--api-key-env",
 }
 
 
@@ -85,7 +89,9 @@ def _read_text(path: str, argument: str) -> str:
 
 def _read_stdin() -> str:
     stream = getattr(sys.stdin, "buffer", None)
-    data = stream.read(MAX_DOCUMENTS_BYTES + 1) if stream is not None else sys.stdin.read(MAX_DOCUMENTS_BYTES + 1).encode()
+    data = (
+        stream.read(MAX_DOCUMENTS_BYTES + 1) if stream is not None else sys.stdin.read(MAX_DOCUMENTS_BYTES + 1).encode()
+    )
     return _documents_text(data, "stdin")
 
 
@@ -181,10 +187,18 @@ def cmd_rerank(args: argparse.Namespace) -> int:
         used = config.get("rerank_endpoint") or api
     ranked = ranked[: args.top] if args.top else ranked
     if args.json:
-        print(json.dumps({"reranker": used, "results": [{"index": i, "score": s, "document": documents[i]} for i, s in ranked]}, indent=2))
+        print(
+            json.dumps(
+                {"reranker": used, "results": [{"index": i, "score": s, "document": documents[i]} for i, s in ranked]},
+                indent=2,
+            )
+        )
     else:
         width = 90
-        rows = [(rank + 1, i, f"{s:.4f}", documents[i][:width] + ("…" if len(documents[i]) > width else "")) for rank, (i, s) in enumerate(ranked)]
+        rows = [
+            (rank + 1, i, f"{s:.4f}", documents[i][:width] + ("…" if len(documents[i]) > width else ""))
+            for rank, (i, s) in enumerate(ranked)
+        ]
         print(f"reranker: {used}\nquery: {args.query}\n")
         print(_table(rows, ("rank", "index", "score", "document")))
     return 0
@@ -198,9 +212,14 @@ def cmd_probe(args: argparse.Namespace) -> int:
     else:
         print(vocabulary.probe_headline(report))
         if report.get("route"):
-            print(f"route: {report['route']}  api: {report.get('detected_api')}  scale: {report.get('scale')}  batch limit: {report.get('batch_limit') or '-'}")
+            print(
+                f"route: {report['route']}  api: {report.get('detected_api')}  scale: {report.get('scale')}  batch limit: {report.get('batch_limit') or '-'}"
+            )
         # Reasons in full: the sentence that matters (the models a server serves) may come late.
-        rows = [(a["route"], a["verdict"], a["status"] or "-", f"{a['latency_ms']:.0f} ms", a["reason"]) for a in report.get("attempts", [])]
+        rows = [
+            (a["route"], a["verdict"], a["status"] or "-", f"{a['latency_ms']:.0f} ms", a["reason"])
+            for a in report.get("attempts", [])
+        ]
         if rows:
             print()
             print(_table(rows, ("route tried", "verdict", "http", "latency", "reason")))
@@ -277,8 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModuleNotFoundError as exc:  # a runtime package, imported on the way to a server
         name = (exc.name or "").split(".")[0]
         package = RUNTIME_PACKAGES.get(name, name)
-        print(f"{_prog(parser, args)}: error: this needs the Python package {package}, which is not installed: {RUNTIME_HINT}",
-              file=sys.stderr)
+        print(
+            f"{_prog(parser, args)}: error: this needs the Python package {package}, which is not installed: {RUNTIME_HINT}",
+            file=sys.stderr,
+        )
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader left (``| head``): nothing more to say to it

@@ -15,13 +15,27 @@ from typing import Any, Callable, Mapping, MutableMapping
 
 from . import envfile, stored_key, vocabulary
 from .report import decision_log_path
-from .settings import (API_KEY_ENV, API_KEY_PLACEHOLDER, LIMITS, Settings, SettingsError, coerce, key_input, shown,
-                       stored_value)
+from .settings import (
+    API_KEY_ENV,
+    API_KEY_PLACEHOLDER,
+    LIMITS,
+    Settings,
+    SettingsError,
+    coerce,
+    key_input,
+    shown,
+    stored_value,
+)
 
 
 def prepare_for_save(
-    settings: Mapping[str, Any], save_secret: Callable[[str, str], None], stored: Mapping[str, str] | None = None, *,
-    scope: tuple[str, str] = ("", ""), previous: Mapping[str, Any] | None = None, origins: stored_key.Origins | None = None,
+    settings: Mapping[str, Any],
+    save_secret: Callable[[str, str], None],
+    stored: Mapping[str, str] | None = None,
+    *,
+    scope: tuple[str, str] = ("", ""),
+    previous: Mapping[str, Any] | None = None,
+    origins: stored_key.Origins | None = None,
 ) -> dict[str, Any]:
     """What to write to ``config.json`` at ``scope`` (project, agent profile; global: both
     empty): every known key coerced, the key replaced by the placeholder (stored through
@@ -60,8 +74,14 @@ def prepare_for_save(
     return out
 
 
-def _keep_stored_key(variable: str, saved_for: str, save_secret: Callable[[str, str], None], stored: Mapping[str, str],
-                     previous: Mapping[str, Any] | None, origins: stored_key.Origins) -> None:
+def _keep_stored_key(
+    variable: str,
+    saved_for: str,
+    save_secret: Callable[[str, str], None],
+    stored: Mapping[str, str],
+    previous: Mapping[str, Any] | None,
+    origins: stored_key.Origins,
+) -> None:
     """The placeholder at Save: keep the key the scope's previous config meant, for an
     endpoint of the origin it was saved for only; else refuse, naming the setting. A scope's
     first Save of an inherited key gives the scope its own copy."""
@@ -80,7 +100,9 @@ def _keep_stored_key(variable: str, saved_for: str, save_secret: Callable[[str, 
     origins.set(variable, bound)
 
 
-def bind_unbound_key(dotenv_path: str, global_config: Mapping[str, Any] | None, stored: Mapping[str, str] | None = None) -> bool:
+def bind_unbound_key(
+    dotenv_path: str, global_config: Mapping[str, Any] | None, stored: Mapping[str, str] | None = None
+) -> bool:
     """At start: the global key an older version stored has no origin recorded; bind it to the
     endpoint saved with it, so a later hand edit of config.json no longer takes it along. True
     when an origin was recorded. Raises ``OSError`` when the origins cannot be written."""

@@ -69,8 +69,6 @@ def post_filter_on(agent: Any) -> bool:
         return False
 
 
-
-
 def with_saved_key(form: Mapping[str, Any], saved: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     """The form to probe, its placeholder meaning the saved settings' key (never a variable
     the form names), and "" or why that key is not sent to the form's endpoint: it was saved
@@ -95,7 +93,12 @@ def with_saved_key(form: Mapping[str, Any], saved: Mapping[str, Any]) -> tuple[d
 
 async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[str, Any]:
     if not isinstance(form, Mapping):
-        return {"ok": False, "report": verdicts.failed_report("bad_setting", vocabulary.NO_FORM), "unsaved": [], "note": ""}
+        return {
+            "ok": False,
+            "report": verdicts.failed_report("bad_setting", vocabulary.NO_FORM),
+            "unsaved": [],
+            "note": "",
+        }
     saved = settings_cache.configured_mapping(None)
     form, elsewhere = with_saved_key(form, saved)
     if elsewhere:

@@ -76,7 +76,7 @@ def bindings(text: str) -> Iterator[Binding]:
             cursor = _SPACES.match(text, cursor).end()
             if text.startswith("=", cursor):
                 cursor = _EQUALS.match(text, cursor).end()
-                quote = text[cursor:cursor + 1]
+                quote = text[cursor : cursor + 1]
                 cursor = _take(_QUOTED_VALUE.get(quote, _BARE_VALUE), text, cursor).end()
             cursor = _COMMENT.match(text, cursor).end()
             pos = _take(_LINE_END, text, cursor).end()
@@ -93,7 +93,7 @@ def without(text: str, name: str) -> str:
     pieces, pos = [], 0
     for binding in bindings(text):
         if binding.key == name:
-            pieces.append(text[pos:binding.start])
+            pieces.append(text[pos : binding.start])
             pos = binding.end
     if not pieces:
         return text
@@ -141,8 +141,8 @@ def with_value(text: str, name: str, value: str) -> str:
             text += end
         return text + line
     first = found[0]
-    rest = without(text[first.end:], name)
-    own = text[first.start:first.end]
+    rest = without(text[first.end :], name)
+    own = text[first.start : first.end]
     if not own.endswith(("\n", "\r")):  # the unterminated last line stays unterminated
         line = line[: -len(end)]
     return text[: first.start] + line + rest

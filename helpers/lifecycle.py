@@ -38,7 +38,9 @@ def register_stopper(stop: Callable[[], Any]) -> None:
             _stoppers.append(stop)
 
 
-def start_thread(target: Callable[..., Any], *, name: str, stop: Callable[[], Any], args: tuple = ()) -> threading.Thread:
+def start_thread(
+    target: Callable[..., Any], *, name: str, stop: Callable[[], Any], args: tuple = ()
+) -> threading.Thread:
     """Start a daemon thread named ``a0_reranker-<name>``; ``stop()`` must make it end soon."""
     thread = threading.Thread(target=target, args=args, name=THREAD_PREFIX + name, daemon=True)
     setattr(thread, _STOP_ATTR, stop)
@@ -52,7 +54,11 @@ def stop_background_work(timeout: float = 2.0) -> list[str]:
     with _stoppers_lock:
         stoppers = list(_stoppers)
         _stoppers.clear()
-    threads = [t for t in threading.enumerate() if getattr(t, _STOP_ATTR, None) is not None and t is not threading.current_thread()]
+    threads = [
+        t
+        for t in threading.enumerate()
+        if getattr(t, _STOP_ATTR, None) is not None and t is not threading.current_thread()
+    ]
     for stop in stoppers + [getattr(t, _STOP_ATTR) for t in threads]:
         try:
             stop()

@@ -20,4 +20,15 @@ from .settings import PLUGIN_NAME
 from .settings_cache import load_settings
 from .status_report import status
 
-__all__ = ["rerank", "arerank", "probe", "aprobe", "status", "warm_up", "reset_state", "PLUGIN_NAME", "load_settings", "Ranking"]
+__all__ = [
+    "rerank",
+    "arerank",
+    "probe",
+    "aprobe",
+    "status",
+    "warm_up",
+    "reset_state",
+    "PLUGIN_NAME",
+    "load_settings",
+    "Ranking",
+]

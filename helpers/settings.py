@@ -184,7 +184,7 @@ def shown_endpoint(url: str) -> str:
     scheme, authority = match.group(1) or "", match.group(2)
     if "@" not in authority:
         return url
-    return scheme + "***@" + authority.rsplit("@", 1)[1] + url[match.end():]
+    return scheme + "***@" + authority.rsplit("@", 1)[1] + url[match.end() :]
 
 
 def endpoint_secret(url: str) -> str:
@@ -305,8 +305,13 @@ class Settings:
     key_saved_for: str = field(default="", compare=False)
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None,
-                     origins: Mapping[str, str] | None = None) -> "Settings":
+    def from_mapping(
+        cls,
+        mapping: Mapping[str, Any] | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        origins: Mapping[str, str] | None = None,
+    ) -> "Settings":
         """Defaults overlaid with ``mapping``; unknown keys are ignored (older configs). The
         placeholder resolves to the stored key (``env``, the process environment) only for an
         endpoint of the origin it was saved for (``origins``, the recorded ones)."""
@@ -319,15 +324,22 @@ class Settings:
         values = {key: coerce(key, merged[key]) for key in LIMITS}
         endpoint = values["rerank_endpoint"].rstrip("/")
         if endpoint and not _is_http_url(endpoint):
-            raise SettingsError("rerank_endpoint", f"got {shown(shown_endpoint(values['rerank_endpoint']))}, expected an http:// or https:// URL with a host")
+            raise SettingsError(
+                "rerank_endpoint",
+                f"got {shown(shown_endpoint(values['rerank_endpoint']))}, expected an http:// or https:// URL with a host",
+            )
         if endpoint and (problem := _url_problem(endpoint)):
             raise SettingsError("rerank_endpoint", f"got {shown(shown_endpoint(values['rerank_endpoint']))}: {problem}")
         kwargs = {field_name(key): values[key] for key in LIMITS if key != "rerank_api_key"}
         kwargs["endpoint"] = endpoint
         variable = stored_key.variable_named(mapping or {})
         if variable is None:
-            raise SettingsError("rerank_api_key", f"{stored_key.VARIABLE_FIELD} names a variable that is not one of this plugin's keys")
-        kwargs["api_key"], kwargs["key_saved_for"] = _resolved_key(merged["rerank_api_key"], env, endpoint, variable, origins)
+            raise SettingsError(
+                "rerank_api_key", f"{stored_key.VARIABLE_FIELD} names a variable that is not one of this plugin's keys"
+            )
+        kwargs["api_key"], kwargs["key_saved_for"] = _resolved_key(
+            merged["rerank_api_key"], env, endpoint, variable, origins
+        )
         return cls(**kwargs)
 
     @property
@@ -404,8 +416,9 @@ def stored_value(variable: str, env: Mapping[str, str] | None = None) -> str:
     return stored
 
 
-def _resolved_key(raw: Any, env: Mapping[str, str] | None, endpoint: str | None, variable: str,
-                  origins: Mapping[str, str] | None) -> tuple[str, str]:
+def _resolved_key(
+    raw: Any, env: Mapping[str, str] | None, endpoint: str | None, variable: str, origins: Mapping[str, str] | None
+) -> tuple[str, str]:
     """(the key, "") or, for a stored key saved for another origin than ``endpoint``'s, ("",
     that origin). A stored key with no origin recorded (saved by an older version) goes with
     the endpoint it is configured with, as it did then."""

@@ -53,7 +53,9 @@ def collect(agent: Any = None) -> dict[str, Any]:
         route = verdict.route.describe() if verdict and verdict.route else None
         if trust is not None:
             out["trust"] = trust.as_dict()
-            out["trust_text"] = vocabulary.say_words(trust, vocabulary.judge_name(scorer, verdict.route if verdict else None))
+            out["trust_text"] = vocabulary.say_words(
+                trust, vocabulary.judge_name(scorer, verdict.route if verdict else None)
+            )
         out.update(
             setting_enabled=settings.enabled,
             **vocabulary.as_dict(settings, scorer, route),
@@ -63,7 +65,16 @@ def collect(agent: Any = None) -> dict[str, Any]:
             has_reranker=scorer is not None,
             api_key_set=bool(settings.api_key),
             api_key_saved_for=settings.key_saved_for or None,  # stored for another server: not sent
-            detected=({"route": route or settings.api, "api": verdict.route.api if verdict.route else settings.api, "scale": verdict.scale, "batch_limit": verdict.batch_limit} if verdict else None),
+            detected=(
+                {
+                    "route": route or settings.api,
+                    "api": verdict.route.api if verdict.route else settings.api,
+                    "scale": verdict.scale,
+                    "batch_limit": verdict.batch_limit,
+                }
+                if verdict
+                else None
+            ),
         )
     out["stats"] = STATS.snapshot(last=5)
     out["breaker"] = BREAKER.snapshot()

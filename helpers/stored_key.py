@@ -128,7 +128,11 @@ class Origins:
             except (OSError, ValueError):
                 loaded = {}
             # Only the plugin's own variables, and origins as this module writes them
-            self._data = {k: v for k, v in loaded.items() if is_own_variable(k) and isinstance(v, str)} if isinstance(loaded, dict) else {}
+            self._data = (
+                {k: v for k, v in loaded.items() if is_own_variable(k) and isinstance(v, str)}
+                if isinstance(loaded, dict)
+                else {}
+            )
             self._seen = seen
         return self._data
 

@@ -21,8 +21,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .errors import (BreakerOpen, DeadlineExceeded, MalformedResponse, NotConfigured, ProbeFailed, Refused, ServerError, TooSlow,
-                     TransportError)
+from .errors import (
+    BreakerOpen,
+    DeadlineExceeded,
+    MalformedResponse,
+    NotConfigured,
+    ProbeFailed,
+    Refused,
+    ServerError,
+    TooSlow,
+    TransportError,
+)
 from .settings import Settings, SettingsError, shown_endpoint
 
 OFF = "off"
@@ -49,8 +58,12 @@ CHAT = {
 }
 # A server by the wire it speaks; the rerank family (Cohere, Jina, Infinity, llama.cpp,
 # vLLM /rerank) shares one wire, so it is named by its role.
-SERVERS = {"tei": "your TEI server", "vllm-score": "your vLLM server", "voyage": "the Voyage API",
-           "mixedbread": "the Mixedbread API"}
+SERVERS = {
+    "tei": "your TEI server",
+    "vllm-score": "your vLLM server",
+    "voyage": "the Voyage API",
+    "mixedbread": "the Mixedbread API",
+}
 SERVER = "your reranker server"
 QWEN3 = "your Qwen3-Reranker on vLLM"
 
@@ -94,8 +107,10 @@ def no_say_words(scorer: Any, route: Any, trust: Any) -> str:
 
 def panel_words() -> dict[str, Any]:
     """The words the settings panel shows, as the panel reads them."""
-    return {"verdicts": verdict_words(),
-            "modes": {m: CHAT.get(m, f"reranked by {SERVER}") for m in (FUSION, LEXICAL, LOCAL, UTILITY, REMOTE)}}
+    return {
+        "verdicts": verdict_words(),
+        "modes": {m: CHAT.get(m, f"reranked by {SERVER}") for m in (FUSION, LEXICAL, LOCAL, UTILITY, REMOTE)},
+    }
 
 
 def describe(settings: Settings, scorer: Any, route: str | None = None) -> str:
@@ -132,13 +147,17 @@ def say_words(result: Any, name: str) -> str:
     and what that means for recall."""
     if result.say == "unmeasured":
         return f"{name} has no say in recall yet: its calibration did not finish ({result.reason})"
-    figures = (f"on {result.questions} calibration questions it scored {result.reranker:.2f} (1.00: the answer always "
-               f"first), {result.embedder_name} {result.embedder:.2f} ({result.calls} calls, {result.seconds:.1f} s)")
+    figures = (
+        f"on {result.questions} calibration questions it scored {result.reranker:.2f} (1.00: the answer always "
+        f"first), {result.embedder_name} {result.embedder:.2f} ({result.calls} calls, {result.seconds:.1f} s)"
+    )
     if result.say == "full":
         return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall"
     if result.say == "some":
-        return (f"{name} is trusted a little: {figures}; its picks that stand out may move the plugin's "
-                "fused order only when its own searches found them near the top too")
+        return (
+            f"{name} is trusted a little: {figures}; its picks that stand out may move the plugin's "
+            "fused order only when its own searches found them near the top too"
+        )
     if result.reranker is not None and result.embedder is not None and abs(result.reranker - result.embedder) < 0.02:
         why = "it orders like an embedding model, not a reranker"
     elif result.reranker is not None and result.embedder is not None and result.reranker < result.embedder:
@@ -160,7 +179,9 @@ def skipped(settings: Settings, scorer: Any) -> str:
 
 def refused(shown: str) -> str:
     """The endpoint guard's refusal (Refused's reason); ``shown``: how the endpoint is named."""
-    return f"refused by the privacy guard: {shown} is not on loopback or a private network (setting 'rerank_private_only')"
+    return (
+        f"refused by the privacy guard: {shown} is not on loopback or a private network (setting 'rerank_private_only')"
+    )
 
 
 def utility_endpoint_named(model: str, endpoint: str | None, host: str) -> str:
@@ -187,21 +208,26 @@ def privacy_notes(settings: Settings, scorer: Any) -> list[str]:
     elif settings.private_only:
         out.append(
             "privacy guard: only loopback and private-network endpoints are allowed"
-            if remote else "privacy guard: nothing leaves this machine (in-process reranker)"
+            if remote
+            else "privacy guard: nothing leaves this machine (in-process reranker)"
         )
     if settings.redact:
         out.append(
             "privacy guard: e-mails, keys and passwords are masked before memory text is sent"
-            if remote else "privacy guard: redaction not needed, the in-process reranker sends nothing"
+            if remote
+            else "privacy guard: redaction not needed, the in-process reranker sends nothing"
         )
     return out
 
 
 # --- the host's own post-filter, beside the utility judge ----------------------------------
-POST_FILTER = "Agent Zero's memory post-filter is on too, so the utility model judges each recall twice; turn the post-filter off"
+POST_FILTER = (
+    "Agent Zero's memory post-filter is on too, so the utility model judges each recall twice; turn the post-filter off"
+)
 # Test connection says why, where a person is deciding.
-POST_FILTER_WHY = ("(Memory settings): this judge reads the whole pool, the post-filter only what is already cut to "
-                   "the prompt")
+POST_FILTER_WHY = (
+    "(Memory settings): this judge reads the whole pool, the post-filter only what is already cut to the prompt"
+)
 
 
 # --- the status tool's text ---------------------------------------------------------------
@@ -226,7 +252,9 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
     elif not status.get("wrap_live"):
         headline = "NOT WORKING: the memory search is not wrapped (restart Agent Zero)"
     elif probe is not None and status.get("has_reranker"):
-        headline = ("WORKING: " if probe.get("ok") else "RERANKER NOT WORKING (recall uses built-in fusion meanwhile): ") + str(probe.get("reason"))
+        headline = (
+            "WORKING: " if probe.get("ok") else "RERANKER NOT WORKING (recall uses built-in fusion meanwhile): "
+        ) + str(probe.get("reason"))
     elif not status.get("has_reranker"):
         headline = f"WORKING: {status.get('mode_text')}; nothing to probe"
     else:
@@ -235,13 +263,21 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
     if enabled and not status.get("settings_error"):
         if headline.startswith(("WORKING: ", "RERANKER NOT WORKING")) and status.get("has_reranker"):
             lines.append(f"mode: {status.get('mode_text')}")
-        lines.append(f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, {totals.get('shadow', 0)} shadow, "
-                     f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, {totals.get('fallback', 0)} fallbacks to Agent Zero's own order")
-    lines.append(f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: {status.get('api_setting', '-')}  api key: {_key_words(status)}")
+        lines.append(
+            f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, {totals.get('shadow', 0)} shadow, "
+            f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, {totals.get('fallback', 0)} fallbacks to Agent Zero's own order"
+        )
+    lines.append(
+        f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: {status.get('api_setting', '-')}  api key: {_key_words(status)}"
+    )
     judge = status.get("judge")
     if judge:
         lat = judge.get("latency")
-        timing = f"last answer {lat['last_ms']} ms, median {lat['median_ms']} ms over {lat['calls']} calls" if lat else "not asked yet"
+        timing = (
+            f"last answer {lat['last_ms']} ms, median {lat['median_ms']} ms over {lat['calls']} calls"
+            if lat
+            else "not asked yet"
+        )
         lines.append(f"judge: Agent Zero's utility model {judge.get('utility_model') or '-'}; {timing}")
         if judge.get("not_used"):
             lines.append(f"judge not used: {judge['not_used']}")
@@ -254,7 +290,9 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
     lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.get('wrap_live')}")
     stats = status["stats"]
     lat = stats["latency_ms"]
-    lines.append(f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; fallbacks by reason: {stats['fallback_reasons'] or 'none'}; reranker unavailable by reason: {stats.get('unavailable_reasons') or 'none'}")
+    lines.append(
+        f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; fallbacks by reason: {stats['fallback_reasons'] or 'none'}; reranker unavailable by reason: {stats.get('unavailable_reasons') or 'none'}"
+    )
     if stats.get("last_error"):
         lines.append(f"last error: {stats['last_error']['reason']}")
     answered = [r for r in stats["recent"] if r["outcome"] in ("reranked", "fused", "shadow")]
@@ -262,7 +300,9 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
         lines.append(f"note: {answered[-1]['reason']}")
     if stats.get("shadow"):
         s = stats["shadow"]
-        lines.append(f"shadow: top result would change in {s['top_changed']}/{s['searches']} searches; mean overlap@k {s['mean_overlap_at_k']}; {s['promoted_from_below_cut']} memories from below the host's cut")
+        lines.append(
+            f"shadow: top result would change in {s['top_changed']}/{s['searches']} searches; mean overlap@k {s['mean_overlap_at_k']}; {s['promoted_from_below_cut']} memories from below the host's cut"
+        )
     for name, state in status.get("breaker", {}).items():
         if state["open_for_s"]:
             lines.append(f"circuit breaker open for {state['open_for_s']} s more: {name.split('|')[0]}")
@@ -359,7 +399,11 @@ def _probe_failed(exc: ProbeFailed, settings: Settings) -> str:
         return chat
     if exc.status is not None:
         return f"the server answered HTTP {exc.status}"
-    return "its answer could not be read" if exc.malformed else "no route answered the probe correctly (see Test connection)"
+    return (
+        "its answer could not be read"
+        if exc.malformed
+        else "no route answered the probe correctly (see Test connection)"
+    )
 
 
 def _judge_probe_failed(exc: ProbeFailed, settings: Settings) -> str:
@@ -379,7 +423,12 @@ _SERVER_UNAVAILABLE = (
     ((TimeoutError, DeadlineExceeded), lambda exc, s: f"no answer within {s.timeout:g} s"),
     (BreakerOpen, lambda exc, s: f"the server kept failing, skipped for up to {s.breaker_cooldown:g} s"),
     (TransportError, lambda exc, s: "the server could not be reached"),
-    (ServerError, lambda exc, s: "the server refused the API key" if exc.status in (401, 403) else f"the server answered HTTP {exc.status}"),
+    (
+        ServerError,
+        lambda exc, s: (
+            "the server refused the API key" if exc.status in (401, 403) else f"the server answered HTTP {exc.status}"
+        ),
+    ),
     (MalformedResponse, lambda exc, s: "its answer could not be read"),
     (Refused, lambda exc, s: "the privacy guard refused the endpoint"),
     (NotConfigured, lambda exc, s: "it is not set up (see Test connection)"),
@@ -391,7 +440,10 @@ _JUDGE_UNAVAILABLE = (
     (BreakerOpen, lambda exc, s: f"{UTILITY_MODEL} kept failing, skipped for up to {s.breaker_cooldown:g} s"),
     (MalformedResponse, lambda exc, s: f"{UTILITY_MODEL}'s answer could not be read"),
     (NotConfigured, lambda exc, s: "no agent to ask the utility model for"),
-    (Refused, lambda exc, s: f"the privacy guard refused {UTILITY_MODEL}: its endpoint is not private (rerank_private_only)"),
+    (
+        Refused,
+        lambda exc, s: f"the privacy guard refused {UTILITY_MODEL}: its endpoint is not private (rerank_private_only)",
+    ),
     (TransportError, lambda exc, s: f"the call to {UTILITY_MODEL} failed"),
     (BaseException, lambda exc, s: f"{UTILITY_MODEL} failed (see Test connection)"),
 )
@@ -420,8 +472,10 @@ def asked_note(asked: str) -> str:
 
 def key_elsewhere(saved_for: str, endpoint_origin: str) -> str:
     """Why the placeholder does not stand for the stored key here, in words for the panel."""
-    return (f"the stored key was saved for another server ({saved_for or 'no endpoint'}), not for "
-            f"{endpoint_origin or 'this endpoint'}; type the key for this server again (or clear the field if it needs none)")
+    return (
+        f"the stored key was saved for another server ({saved_for or 'no endpoint'}), not for "
+        f"{endpoint_origin or 'this endpoint'}; type the key for this server again (or clear the field if it needs none)"
+    )
 
 
 def key_not_sent(elsewhere: str, answered: bool, reason: str = "") -> str:
@@ -435,8 +489,10 @@ def key_not_sent(elsewhere: str, answered: bool, reason: str = "") -> str:
 # --- no reranker to probe -------------------------------------------------------------------
 def fusion_alone(settings: Settings) -> str:
     """The probe's reason with no reranker configured, the default."""
-    return (f"{describe(settings, None)}: recall fuses the plugin's searches by rank; "
-            "set 'rerank_endpoint' to add a reranker server")
+    return (
+        f"{describe(settings, None)}: recall fuses the plugin's searches by rank; "
+        "set 'rerank_endpoint' to add a reranker server"
+    )
 
 
 def api_without_endpoint(settings: Settings) -> str:
@@ -462,12 +518,15 @@ def decision_log_text(summary: dict[str, Any]) -> str:
     """The CLI report's summary of a decision log (report/decision_log.summarise)."""
     k = summary["k"]
     lat = summary["latency_ms"]
-    return "\n".join([
-        f"searches logged: {summary['searches']} ({', '.join(f'{c}: {n}' for c, n in summary['by_caller'].items())})",
-        f"top result changed by reranking: {summary['top1_changed']:.0%} of searches",
-        f"top {k} changed: {summary[f'top{k}_changed']:.0%} of searches; "
-        f"{summary[f'new_in_top{k}_per_search']} memories per search entered the top {k}",
-        f"memories kept in the top {k} moved {summary['mean_rank_move']} places on average",
-        f"reranking latency: p50 {lat['p50']} ms, p95 {lat['p95']} ms",
-    ] + ([f"skipped {summary['unreadable_lines']} unreadable lines"] if summary.get("unreadable_lines") else [])
-      + ([log_cut(summary["read_bytes"])] if summary.get("read_bytes") else []))
+    return "\n".join(
+        [
+            f"searches logged: {summary['searches']} ({', '.join(f'{c}: {n}' for c, n in summary['by_caller'].items())})",
+            f"top result changed by reranking: {summary['top1_changed']:.0%} of searches",
+            f"top {k} changed: {summary[f'top{k}_changed']:.0%} of searches; "
+            f"{summary[f'new_in_top{k}_per_search']} memories per search entered the top {k}",
+            f"memories kept in the top {k} moved {summary['mean_rank_move']} places on average",
+            f"reranking latency: p50 {lat['p50']} ms, p95 {lat['p95']} ms",
+        ]
+        + ([f"skipped {summary['unreadable_lines']} unreadable lines"] if summary.get("unreadable_lines") else [])
+        + ([log_cut(summary["read_bytes"])] if summary.get("read_bytes") else [])
+    )

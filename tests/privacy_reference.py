@@ -54,4 +54,3 @@ def redact(text: str) -> str:
         text = pattern.sub(replacement, text)
     text = _IS_VALUE.sub(_mask_is_value, text)
     return _LONG_TOKEN.sub(_mask_long_token, text)
-

@@ -37,7 +37,11 @@ def test_the_positional_judge_lists_the_first_memories_shown():
 
 def test_every_weak_judge_puts_the_probes_relevant_memory_first():
     order = [NEAR_MISS, IRRELEVANT, RELEVANT]
-    for j in (judges.word_overlap(_label, POOL), judges.positional(_label, POOL), judges.slow(_label, POOL, per_char=0.0)):
+    for j in (
+        judges.word_overlap(_label, POOL),
+        judges.positional(_label, POOL),
+        judges.slow(_label, POOL, per_char=0.0),
+    ):
         assert _answer(j, PROBE_QUERY, order)[0] == order.index(RELEVANT)
 
 

@@ -2,6 +2,7 @@
 stand-in Agent Zero knowledge files go into the bench's store through the stand-in host's
 own Memory.preload_knowledge - area main, the host's metadata, the host's chunks - and in
 about as many chunks as the real host's files give (10 at the researched commit)."""
+
 import asyncio
 from pathlib import Path
 
@@ -13,8 +14,14 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 run = asyncio.run
 REAL_CHUNKS = 10  # the real knowledge/ tree, split by TextLoader.load_and_split (see the tree's README)
-OUR_FILES = {"architecture.md", "capabilities.md", "configuration.md", "identity.md", "setup-and-deployment.md",
-             "tool_call_reference_examples.md"}
+OUR_FILES = {
+    "architecture.md",
+    "capabilities.md",
+    "configuration.md",
+    "identity.md",
+    "setup-and-deployment.md",
+    "tool_call_reference_examples.md",
+}
 
 
 def _preloaded(host, knowledge_dir=None):

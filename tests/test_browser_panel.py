@@ -29,8 +29,10 @@ if os.environ.get("A0_RERANKER_SKIP_BROWSER") == "1":  # the unit lane: Playwrig
 try:
     import playwright.sync_api as playwright_api
 except ImportError:  # a missing install step must not pass as a skip
-    raise ImportError("the browser tests need Playwright for Python: pip install -r requirements-test.txt "
-                      "(or set A0_RERANKER_SKIP_BROWSER=1 to skip them)") from None
+    raise ImportError(
+        "the browser tests need Playwright for Python: pip install -r requirements-test.txt "
+        "(or set A0_RERANKER_SKIP_BROWSER=1 to skip them)"
+    ) from None
 
 from helpers.settings import LIMITS  # noqa: E402
 from tests.browser import alpine, docs_shots, harness  # noqa: E402
@@ -39,8 +41,15 @@ from tests.servers import start as start_server  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "test-output" / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 PAGE_TIMEOUT_MS = 15_000
 
 PLACEHOLDER = "************"
@@ -66,6 +75,7 @@ def saved_config() -> dict:
 
 # --- fixtures --------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def alpine_js():
     try:
@@ -78,8 +88,11 @@ def alpine_js():
 
 @pytest.fixture(scope="module")
 def servers():
-    with start_server("tei19") as tei, start_server("vllm013", model=QWEN3) as vllm, \
-            start_server("cohere", api_key=RIGHT_KEY) as cohere:
+    with (
+        start_server("tei19") as tei,
+        start_server("vllm013", model=QWEN3) as vllm,
+        start_server("cohere", api_key=RIGHT_KEY) as cohere,
+    ):
         yield {"tei19": tei, "vllm013": vllm, "cohere": cohere}
 
 
@@ -130,9 +143,11 @@ class Panel:
             expect(self.test_button).to_be_visible()
             expect(self.page.get_by_test_id("status-enabled")).to_be_visible()  # status loaded on open
         except AssertionError as exc:
-            raise AssertionError(f"{exc}\nconsole: {self.console}\nerrors: {self.errors}\n"
-                                 f"responses: {[(r.status, r.url) for r in self.responses]}\n"
-                                 f"harness log: {self.site.log()[-3000:]}") from None
+            raise AssertionError(
+                f"{exc}\nconsole: {self.console}\nerrors: {self.errors}\n"
+                f"responses: {[(r.status, r.url) for r in self.responses]}\n"
+                f"harness log: {self.site.log()[-3000:]}"
+            ) from None
         return self
 
     @property
@@ -160,7 +175,8 @@ class Panel:
     def config(self) -> dict:
         """The live `config` object of the modal (what the host's Save would send)."""
         return self.page.evaluate(
-            "() => JSON.parse(JSON.stringify(Alpine.$data(document.querySelector('#plugin-settings-modal > [x-data]')).config))")
+            "() => JSON.parse(JSON.stringify(Alpine.$data(document.querySelector('#plugin-settings-modal > [x-data]')).config))"
+        )
 
     def run_test(self):
         self.test_button.click()
@@ -220,6 +236,7 @@ def closed_port() -> int:
 
 # --- the four Test connection cases ------------------------------------------------------------
 
+
 def test_working_server(panel, servers):
     panel.field("rerank_endpoint").fill(servers["tei19"].url)
     verdict = panel.run_test()
@@ -238,7 +255,8 @@ def test_working_server(panel, servers):
     # the endpoint was typed, not saved: the panel says so
     expect(panel.page.get_by_test_id("unsaved-note")).to_be_visible()
     expect(panel.page.get_by_test_id("unsaved-note")).to_contain_text(
-        "Test checks the values shown; press Save to keep them.")
+        "Test checks the values shown; press Save to keep them."
+    )
     panel.shot("working")
     panel.assert_no_stored_key()
 
@@ -337,6 +355,7 @@ def test_several_models_none_set(panel):
 
 # --- the rest of the panel ---------------------------------------------------------------------
 
+
 def test_button_says_testing_while_it_runs(panel, servers):
     tei = servers["tei19"]
     tei.set_faults(delay=0.4)
@@ -358,7 +377,9 @@ def test_saved_values_have_no_unsaved_note(panel):
     verdict = panel.run_test()
     expect(verdict).to_contain_text("✓")
     expect(verdict).to_contain_text("Built-in fusion, no reranker server")
-    expect(panel.page.get_by_test_id("verdict-reason")).to_contain_text("set 'rerank_endpoint' to add a reranker server")
+    expect(panel.page.get_by_test_id("verdict-reason")).to_contain_text(
+        "set 'rerank_endpoint' to add a reranker server"
+    )
     expect(panel.toast("success")).to_be_visible()
     expect(panel.page.get_by_test_id("unsaved-note")).to_be_hidden()
     panel.assert_no_stored_key()
@@ -366,14 +387,19 @@ def test_saved_values_have_no_unsaved_note(panel):
 
 
 def test_handler_failure_is_a_failed_verdict_not_a_crash(panel):
-    panel.page.route("**/api/plugins/a0_reranker/test_connection",
-                     lambda route: route.fulfill(status=500, content_type="text/plain",
-                                                 body="Traceback (most recent call last):\n  File \"x.py\", line 1\n"
-                                                      "RuntimeError: the handler broke"))
+    panel.page.route(
+        "**/api/plugins/a0_reranker/test_connection",
+        lambda route: route.fulfill(
+            status=500,
+            content_type="text/plain",
+            body='Traceback (most recent call last):\n  File "x.py", line 1\nRuntimeError: the handler broke',
+        ),
+    )
     verdict = panel.run_test()
     expect(verdict).to_contain_text("✗")
     expect(panel.page.get_by_test_id("verdict-reason")).to_have_text(
-        "the test could not run: RuntimeError: the handler broke")
+        "the test could not run: RuntimeError: the handler broke"
+    )
     expect(panel.toast("error")).to_be_visible()
     expect(panel.test_button).to_be_enabled()
     assert not panel.errors
@@ -403,7 +429,9 @@ def test_form_binds_config_and_validates_ranges(panel):
     assert panel.config()["rerank_timeout"] == 999  # a number, not "999"
 
     panel.field("rerank_candidates").fill("2.5")
-    expect(panel.field("rerank_candidates").locator("xpath=..").locator(".a0rr-field-error")).to_contain_text("whole number")
+    expect(panel.field("rerank_candidates").locator("xpath=..").locator(".a0rr-field-error")).to_contain_text(
+        "whole number"
+    )
     panel.page.get_by_test_id("invalid-summary").scroll_into_view_if_needed()
     panel.page.screenshot(path=str(SHOTS / "validation.png"))
 
@@ -485,7 +513,9 @@ def test_save_keeps_the_key_out_of_config(tmp_path, alpine_js, browser):
             panel.page.get_by_test_id("modal-save").click()
             expect(panel.toast("success").filter(has_text="Settings saved")).to_be_visible()
             expect(panel.field("rerank_api_key")).to_have_value(PLACEHOLDER)
-            saved = json.loads((tmp_path / "root" / "a0" / "usr" / "plugins" / "a0_reranker" / "config.json").read_text())
+            saved = json.loads(
+                (tmp_path / "root" / "a0" / "usr" / "plugins" / "a0_reranker" / "config.json").read_text()
+            )
             assert saved["rerank_api_key"] == PLACEHOLDER
             assert saved["rerank_endpoint"] == "http://127.0.0.1:8080"
             assert "typed-new-key-456" in (tmp_path / "root" / "a0" / "usr" / ".env").read_text()
@@ -501,10 +531,13 @@ def test_save_keeps_the_key_out_of_config(tmp_path, alpine_js, browser):
 
 # --- the form, driven by its schema -----------------------------------------------------------------
 
+
 def holds(condition: dict | None, config: dict) -> bool:
     """A schema condition, as the panel reads it: true = on (true, non-zero, non-empty)."""
-    return all(bool(config.get(key)) if wanted is True else config.get(key) == wanted
-               for key, wanted in (condition or {}).items())
+    return all(
+        bool(config.get(key)) if wanted is True else config.get(key) == wanted
+        for key, wanted in (condition or {}).items()
+    )
 
 
 def typed_value(key: str, default):
@@ -561,10 +594,17 @@ def test_every_field_renders_from_the_schema(panel):
 
 
 def test_shown_and_greyed_rules_follow_the_schema(panel):
-    rules = [(panel.page.locator(f'[data-group="{group["key"]}"]'), "shown_when", group["shown_when"])
-             for group in SCHEMA_GROUPS if "shown_when" in group]
-    rules += [(panel.row(field["key"]), rule, field[rule]) for _, field in SCHEMA_FIELDS
-              for rule in ("shown_when", "active_when") if rule in field]
+    rules = [
+        (panel.page.locator(f'[data-group="{group["key"]}"]'), "shown_when", group["shown_when"])
+        for group in SCHEMA_GROUPS
+        if "shown_when" in group
+    ]
+    rules += [
+        (panel.row(field["key"]), rule, field[rule])
+        for _, field in SCHEMA_FIELDS
+        for rule in ("shown_when", "active_when")
+        if rule in field
+    ]
     assert rules, "the schema has no rules to check"
     for element, rule, condition in rules:
         for key, wanted in condition.items():  # first break the rule, then meet it
@@ -606,8 +646,9 @@ def test_typing_each_field_saves_its_type(tmp_path, alpine_js, browser):
             assert all(expected[key] != before[key] for key in FIELD), "a field kept its saved value"
             assert panel.config() == expected
 
-            with panel.page.expect_request(lambda r: r.url.endswith("/api/plugins")
-                                           and (r.post_data_json or {}).get("action") == "save_config") as sent:
+            with panel.page.expect_request(
+                lambda r: r.url.endswith("/api/plugins") and (r.post_data_json or {}).get("action") == "save_config"
+            ) as sent:
                 panel.page.get_by_test_id("modal-save").click()
             settings = sent.value.post_data_json["settings"]
             assert settings == expected
@@ -620,7 +661,9 @@ def test_typing_each_field_saves_its_type(tmp_path, alpine_js, browser):
                 else:
                     assert isinstance(value, str), key
             expect(panel.toast("success").filter(has_text="Settings saved")).to_be_visible()
-            saved = json.loads((tmp_path / "root" / "a0" / "usr" / "plugins" / "a0_reranker" / "config.json").read_text())
+            saved = json.loads(
+                (tmp_path / "root" / "a0" / "usr" / "plugins" / "a0_reranker" / "config.json").read_text()
+            )
             assert saved == {**expected, "rerank_api_key": PLACEHOLDER}
             panel.assert_no_stored_key()
         finally:
@@ -632,9 +675,12 @@ def test_form_that_cannot_load_says_so(browser, site):
     context.set_default_timeout(PAGE_TIMEOUT_MS)
     try:
         panel = Panel(context.new_page(), site)
-        panel.page.route("**/api/plugins/a0_reranker/settings_fields",
-                         lambda route: route.fulfill(status=500, content_type="text/plain",
-                                                     body="Traceback (most recent call last):\nKeyError: 'x'"))
+        panel.page.route(
+            "**/api/plugins/a0_reranker/settings_fields",
+            lambda route: route.fulfill(
+                status=500, content_type="text/plain", body="Traceback (most recent call last):\nKeyError: 'x'"
+            ),
+        )
         panel.page.goto(f"{site.url}/?toast_scale=5")
         expect(panel.page.get_by_test_id("form-error")).to_have_text("settings form unavailable: KeyError: 'x'")
         expect(panel.toast("error")).to_contain_text("settings form unavailable")

@@ -33,10 +33,19 @@ def test_a_tie_counts_against_the_answer():
     assert calibration.reciprocal_rank([float("inf"), 0.1], 0) == 0.0
 
 
-@pytest.mark.parametrize("mrr, embedder, say", [
-    (1.0, 0.41, "full"), (0.72, 0.41, "full"), (0.64, 0.41, "some"), (0.5, 0.41, "none"),
-    (0.41, 0.41, "none"), (0.3, 0.41, "none"), (0.75, 0.6, "some"), (0.9, 0.6, "full"),
-])
+@pytest.mark.parametrize(
+    "mrr, embedder, say",
+    [
+        (1.0, 0.41, "full"),
+        (0.72, 0.41, "full"),
+        (0.64, 0.41, "some"),
+        (0.5, 0.41, "none"),
+        (0.41, 0.41, "none"),
+        (0.3, 0.41, "none"),
+        (0.75, 0.6, "some"),
+        (0.9, 0.6, "full"),
+    ],
+)
 def test_the_say_follows_the_gain_over_the_embedder(mrr, embedder, say):
     assert calibration.say_for(mrr, embedder) == say
 
@@ -47,7 +56,9 @@ def test_the_set_is_hard_for_words_and_hides_no_answer_by_position():
     items = calibration.ITEMS
     assert len(items) >= 12 and all(len(i.candidates) == 5 for i in items)
     assert len({i.answer for i in items}) == 5  # the answer stands in every place
-    lexical = sum(calibration.reciprocal_rank(bm25.bm25_scores(i.query, i.candidates), i.answer) for i in items) / len(items)
+    lexical = sum(calibration.reciprocal_rank(bm25.bm25_scores(i.query, i.candidates), i.answer) for i in items) / len(
+        items
+    )
     assert lexical < calibration.DEFAULT_EMBEDDER_MRR
     positional = sum(calibration.reciprocal_rank([5 - n for n in range(5)], i.answer) for i in items) / len(items)
     assert calibration.say_for(positional, calibration.DEFAULT_EMBEDDER_MRR) == "none"
@@ -78,7 +89,9 @@ def test_test_connection_says_how_much_each_reranker_is_trusted_with_its_figures
     assert f"Agent Zero's embedder {embedder_mrr:.2f} ({n} calls, " in sentences[1]
     # BM25 scores below the stand-in's hashed words on the set (its traps are the words').
     assert lexical["trust"]["say"] == "none" and lexical["trust"]["reranker_mrr"] == pytest.approx(0.395, abs=1e-3)
-    assert sentences[2].startswith(f"the built-in word matcher (BM25) gets no say in recall: on {n} calibration questions it scored 0.40")
+    assert sentences[2].startswith(
+        f"the built-in word matcher (BM25) gets no say in recall: on {n} calibration questions it scored 0.40"
+    )
     assert "so it did worse than the embedder" in sentences[2]
 
 
@@ -94,7 +107,9 @@ def test_a_reranker_without_say_leaves_exactly_the_fused_order(host):
     with start("tei19", scorer=word_overlap) as weak:
         set_plugin(host, rerank_endpoint=weak.url)
         judged = host.run(host.recall(agent, QUESTION, HISTORY))
-        asked = [r for r in weak.requests if r.method == "POST" and (r.json or {}).get("query", "").startswith(QUESTION)]
+        asked = [
+            r for r in weak.requests if r.method == "POST" and (r.json or {}).get("query", "").startswith(QUESTION)
+        ]
     assert asked, "the weak reranker was asked"
     assert _memories(judged) == _memories(fused)
     stats = host.import_plugin("helpers.report.stats").STATS.snapshot()["totals"]
@@ -107,10 +122,18 @@ def test_the_calibration_runs_once_per_reranker_and_again_when_the_model_changes
         set_plugin(host, rerank_endpoint=srv.url)
         for _ in range(3):
             host.run(host.recall(agent, QUESTION, HISTORY))
-        once = [r for r in srv.requests if r.method == "POST" and calibration_question_in((r.json or {}).get("query", "")) is not None]
+        once = [
+            r
+            for r in srv.requests
+            if r.method == "POST" and calibration_question_in((r.json or {}).get("query", "")) is not None
+        ]
         set_plugin(host, rerank_endpoint=srv.url, rerank_model="another")
         host.run(host.recall(agent, QUESTION, HISTORY))
-        twice = [r for r in srv.requests if r.method == "POST" and calibration_question_in((r.json or {}).get("query", "")) is not None]
+        twice = [
+            r
+            for r in srv.requests
+            if r.method == "POST" and calibration_question_in((r.json or {}).get("query", "")) is not None
+        ]
     assert len(once) == len(calibration.ITEMS)
     assert len(twice) == 2 * len(calibration.ITEMS)
     stats = host.import_plugin("helpers.report.stats").STATS.snapshot()["totals"]
@@ -182,7 +205,9 @@ def test_some_say_moves_only_what_the_searches_also_found_near_the_top(host):
     agent, memory = enabled_store(host)
     pipeline = host.import_plugin("helpers.recall.pipeline")
     seen = []
-    restore = spy_on_stage(pipeline, "combine", lambda real, memory, search: (seen.append(search), real(memory, search))[1])
+    restore = spy_on_stage(
+        pipeline, "combine", lambda real, memory, search: (seen.append(search), real(memory, search))[1]
+    )
     try:
         set_plugin(host, rerank_candidates=40, rerank_api="lexical")
         host.run(host.recall(agent, QUESTION, HISTORY))
@@ -216,5 +241,7 @@ def test_the_status_tool_says_the_say_the_reranker_earned(host):
         tool = agent.get_tool(name="reranker_status", method=None, args={}, message="", loop_data=None)
         text = host.run(tool.execute()).message
     line = next(l for l in text.splitlines() if l.startswith("say in recall: "))
-    assert line.startswith(f"say in recall: your TEI server gets no say in recall: on {len(calibration.ITEMS)} calibration questions it scored")
+    assert line.startswith(
+        f"say in recall: your TEI server gets no say in recall: on {len(calibration.ITEMS)} calibration questions it scored"
+    )
     assert "the plugin's fused order stands" in line

@@ -14,7 +14,9 @@ from tests.host.cli import ROOT, assert_usage_error, cli
 from tests.servers import start
 
 RUNTIME_IMPORTS = ("httpx", "jinja2", "yaml", "tenacity")
-NEEDS_HTTPX = "error: this needs the Python package httpx, which is not installed: pip install httpx jinja2 pyyaml tenacity"
+NEEDS_HTTPX = (
+    "error: this needs the Python package httpx, which is not installed: pip install httpx jinja2 pyyaml tenacity"
+)
 
 
 def test_readme_main_job_runs_with_only_the_standard_library():
@@ -27,7 +29,13 @@ def test_readme_main_job_runs_with_only_the_standard_library():
 
 
 def test_rerank_reads_stdin_and_prints_json():
-    out = cli("rerank", "vegetarian recipes", "--json", isolated=True, stdin="# comment\nThe user is vegetarian.\nBackups run nightly.\n")
+    out = cli(
+        "rerank",
+        "vegetarian recipes",
+        "--json",
+        isolated=True,
+        stdin="# comment\nThe user is vegetarian.\nBackups run nightly.\n",
+    )
     data = json.loads(out.stdout)
     assert [r["index"] for r in data["results"]] == [0, 1]
 
@@ -41,7 +49,15 @@ def test_probe_and_rerank_against_a_server():
     with start("tei19") as srv:
         out = cli("probe", srv.url)
         assert out.returncode == 0 and out.stdout.startswith("OK: tei /rerank")
-        out = cli("rerank", "restart grafana", "Grafana restarts with docker compose.", "The user likes tea.", "--endpoint", srv.url, "--json")
+        out = cli(
+            "rerank",
+            "restart grafana",
+            "Grafana restarts with docker compose.",
+            "The user likes tea.",
+            "--endpoint",
+            srv.url,
+            "--json",
+        )
         assert json.loads(out.stdout)["results"][0]["index"] == 0
 
 
@@ -52,9 +68,12 @@ def test_probe_of_a_dead_endpoint_exits_nonzero_with_the_reason():
 
 # --- bad input ---------------------------------------------------------------------------------
 
+
 def test_the_isolated_interpreter_really_lacks_the_runtime_packages():
     for name in RUNTIME_IMPORTS:
-        out = subprocess.run([sys.executable, "-E", "-S", "-c", f"import {name}"], capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-E", "-S", "-c", f"import {name}"], capture_output=True, text=True, timeout=60
+        )
         assert out.returncode == 1 and f"No module named '{name}'" in out.stderr
         assert subprocess.run([sys.executable, "-c", f"import {name}"], timeout=60).returncode == 0
 
@@ -65,7 +84,11 @@ DOCS = "examples/memories.txt"
 
 # (arguments, message with the runtime packages, message without them: None = the same)
 BAD_INPUT = [
-    (["rerank", "q", "--file", "missing.txt"], "argument --file: cannot read missing.txt: no such file or directory", None),
+    (
+        ["rerank", "q", "--file", "missing.txt"],
+        "argument --file: cannot read missing.txt: no such file or directory",
+        None,
+    ),
     (["rerank", "q", "--file", "examples"], "argument --file: cannot read examples: is a directory", None),
     (["rerank", "q", "--file", f"{DOCS}/x"], f"argument --file: cannot read {DOCS}/x: not a directory", None),
     (["rerank", "q", "--top", "-1", "--file", DOCS], f"argument --top: {TOP}, got '-1'", None),
@@ -79,13 +102,27 @@ BAD_INPUT = [
     (["rerank", "q", "a", "--timeout", "inf"], f"argument --timeout: got 'inf', {TIMEOUT}", None),
     (["rerank", "q", "a", "--timeout", "500"], f"argument --timeout: got '500', {TIMEOUT}", None),
     (["rerank", "q", "a", " "], "argument documents: document 2 is empty", None),
-    (["rerank", "q", "a", "--file", DOCS], "argument --file: give the documents as arguments or with --file, not both", None),
-    (["rerank", "q", "a", "--api", "rerank"], "argument --endpoint: --api rerank talks to a server; give its URL with --endpoint", None),
+    (
+        ["rerank", "q", "a", "--file", DOCS],
+        "argument --file: give the documents as arguments or with --file, not both",
+        None,
+    ),
+    (
+        ["rerank", "q", "a", "--api", "rerank"],
+        "argument --endpoint: --api rerank talks to a server; give its URL with --endpoint",
+        None,
+    ),
     (["rerank", "q", "a", "--api", "bm25"], "argument --api: invalid choice: 'bm25'", None),
-    (["rerank", "q", "a", "--endpoint", "http://127.0.0.1:9", "--api-key-env", "A0_RERANKER_TEST_UNSET"],
-     "argument --api-key-env: the environment variable A0_RERANKER_TEST_UNSET is not set", None),
-    (["rerank", "q", "a", "--endpoint", "ftp://example.com"],
-     "argument --endpoint: got 'ftp://example.com', expected an http:// or https:// URL with a host", NEEDS_HTTPX),
+    (
+        ["rerank", "q", "a", "--endpoint", "http://127.0.0.1:9", "--api-key-env", "A0_RERANKER_TEST_UNSET"],
+        "argument --api-key-env: the environment variable A0_RERANKER_TEST_UNSET is not set",
+        None,
+    ),
+    (
+        ["rerank", "q", "a", "--endpoint", "ftp://example.com"],
+        "argument --endpoint: got 'ftp://example.com', expected an http:// or https:// URL with a host",
+        NEEDS_HTTPX,
+    ),
     (["rerank"], "the following arguments are required: query", None),
     (["probe", "notaurl"], "argument url: got 'notaurl', expected an http:// or https:// URL with a host", NEEDS_HTTPX),
     (["probe", "http://"], "argument url: got 'http://', expected an http:// or https:// URL with a host", NEEDS_HTTPX),
@@ -104,7 +141,9 @@ BAD_INPUT = [
 
 
 @pytest.mark.parametrize("isolated", [False, True], ids=["runtime", "stdlib-only"])
-@pytest.mark.parametrize("args, message, isolated_message", BAD_INPUT, ids=[" ".join(c[0]) or "(none)" for c in BAD_INPUT])
+@pytest.mark.parametrize(
+    "args, message, isolated_message", BAD_INPUT, ids=[" ".join(c[0]) or "(none)" for c in BAD_INPUT]
+)
 def test_bad_input_is_one_line_naming_the_argument(args, message, isolated_message, isolated):
     expected = (isolated_message or message) if isolated else message
     env = {k: v for k, v in os.environ.items() if k != "A0_RERANKER_TEST_UNSET"}
@@ -116,12 +155,18 @@ def test_bad_input_is_one_line_naming_the_argument(args, message, isolated_messa
 def test_a_file_that_is_not_utf8_and_one_with_no_documents(tmp_path):
     latin = tmp_path / "latin1.txt"
     latin.write_bytes(b"caf\xe9 au lait\n")
-    assert_usage_error(cli("rerank", "q", "--file", str(latin), isolated=True), "rerank",
-                       f"argument --file: {latin} is not UTF-8 text (byte 4)")
+    assert_usage_error(
+        cli("rerank", "q", "--file", str(latin), isolated=True),
+        "rerank",
+        f"argument --file: {latin} is not UTF-8 text (byte 4)",
+    )
     comments = tmp_path / "comments.txt"
     comments.write_text("# only a comment\n\n   \n")
-    assert_usage_error(cli("rerank", "q", "--file", str(comments), isolated=True), "rerank",
-                       f"no documents in {comments} (one per line; blank lines and # comments are skipped)")
+    assert_usage_error(
+        cli("rerank", "q", "--file", str(comments), isolated=True),
+        "rerank",
+        f"no documents in {comments} (one per line; blank lines and # comments are skipped)",
+    )
 
 
 def _without_root_file_access():
@@ -139,13 +184,21 @@ def test_files_the_user_cannot_read(tmp_path):
     for path in (docs, log):
         path.chmod(0)
     preexec = _without_root_file_access if os.geteuid() == 0 else None
-    probe = subprocess.run([sys.executable, "-c", f"open({str(docs)!r})"], capture_output=True, preexec_fn=preexec, timeout=60)
+    probe = subprocess.run(
+        [sys.executable, "-c", f"open({str(docs)!r})"], capture_output=True, preexec_fn=preexec, timeout=60
+    )
     if probe.returncode == 0:
         pytest.skip("cannot make a file unreadable here (root with CAP_DAC_OVERRIDE and no CAP_SETPCAP)")
-    assert_usage_error(cli("rerank", "q", "--file", str(docs), isolated=True, preexec_fn=preexec), "rerank",
-                       f"argument --file: cannot read {docs}: permission denied")
-    assert_usage_error(cli("report", str(log), isolated=True, preexec_fn=preexec), "report",
-                       f"argument log: cannot read {log}: permission denied")
+    assert_usage_error(
+        cli("rerank", "q", "--file", str(docs), isolated=True, preexec_fn=preexec),
+        "rerank",
+        f"argument --file: cannot read {docs}: permission denied",
+    )
+    assert_usage_error(
+        cli("report", str(log), isolated=True, preexec_fn=preexec),
+        "report",
+        f"argument log: cannot read {log}: permission denied",
+    )
 
 
 def test_top_shows_the_best_n():
@@ -180,8 +233,13 @@ def test_a_reader_that_leaves_early_is_no_error(tmp_path):
     (far more than a pipe buffer holds) ends."""
     docs = tmp_path / "many.txt"
     docs.write_text("\n".join(f"memory {i} about grafana, ports and dashboards on atlas" for i in range(5000)))
-    proc = subprocess.Popen([sys.executable, "-m", "helpers.cli", "rerank", "grafana port", "--file", str(docs)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "helpers.cli", "rerank", "grafana port", "--file", str(docs)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read()

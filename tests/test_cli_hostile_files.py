@@ -18,7 +18,7 @@ MALFORMED = [
     {"caller": "recall", "host_order": ["a"], "reranked_order": ["a"], "latency_ms": "NaN"},  # a string latency
     {"caller": ["recall"], "host_order": ["a"], "reranked_order": ["a"]},  # a caller that is a list
     {"caller": "recall", "host_order": "ab", "reranked_order": ["a"]},  # an order that is a string
-    {"caller": "recall", "host_order": ["a"], "reranked_order": ["a"], "latency_ms": 10 ** 400},  # no float holds it
+    {"caller": "recall", "host_order": ["a"], "reranked_order": ["a"], "latency_ms": 10**400},  # no float holds it
 ]
 MEMORY_CAP = 1 << 30  # far more than the CLI needs; far less than reading /dev/zero to its end
 
@@ -27,8 +27,20 @@ def _little_memory():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
-@pytest.mark.parametrize("bad", MALFORMED, ids=["list id", "object id", "number id", "list latency", "string latency",
-                                                "list caller", "string order", "huge latency"])
+@pytest.mark.parametrize(
+    "bad",
+    MALFORMED,
+    ids=[
+        "list id",
+        "object id",
+        "number id",
+        "list latency",
+        "string latency",
+        "list caller",
+        "string order",
+        "huge latency",
+    ],
+)
 def test_a_line_in_the_wrong_shape_is_skipped_and_counted(tmp_path, bad):
     log = tmp_path / "shadow.jsonl"
     log.write_text("\n".join(json.dumps(x) for x in (GOOD, bad, GOOD)) + "\n")
@@ -42,8 +54,11 @@ def test_a_line_in_the_wrong_shape_is_skipped_and_counted(tmp_path, bad):
 def test_a_log_with_only_malformed_lines_is_one_line(tmp_path):
     log = tmp_path / "shadow.jsonl"
     log.write_text("\n".join(json.dumps(x) for x in MALFORMED) + "\n")
-    assert_usage_error(cli("report", str(log), isolated=True), "report",
-                       f"argument log: {log}: the log holds no searches ({len(MALFORMED)} unreadable lines)")
+    assert_usage_error(
+        cli("report", str(log), isolated=True),
+        "report",
+        f"argument log: {log}: the log holds no searches ({len(MALFORMED)} unreadable lines)",
+    )
 
 
 def test_report_on_a_file_that_never_ends_stops_at_its_cap():
@@ -63,6 +78,13 @@ def test_rerank_on_stdin_that_never_ends_is_one_line_naming_the_cap():
         import subprocess
         import sys
 
-        out = subprocess.run([sys.executable, "-E", "-S", "-m", "helpers.cli", "rerank", "q"], cwd=ROOT, stdin=zero,
-                             capture_output=True, text=True, timeout=60, preexec_fn=_little_memory)
+        out = subprocess.run(
+            [sys.executable, "-E", "-S", "-m", "helpers.cli", "rerank", "q"],
+            cwd=ROOT,
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=_little_memory,
+        )
     assert_usage_error(out, "rerank", "stdin holds more than 16 MiB")

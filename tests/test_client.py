@@ -64,7 +64,9 @@ def test_auto_detects_every_server_and_ranks_right(kind, options, extra, route):
 
 def test_voyage_is_found_through_a_pasted_path():
     with start("voyage") as srv:
-        ranked = reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url + "/v1/rerank", "rerank_model": "rerank-2.5"})
+        ranked = reranker.rerank(
+            QUERY, DOCS, config={"rerank_endpoint": srv.url + "/v1/rerank", "rerank_model": "rerank-2.5"}
+        )
         assert ranked and ranked[0][0] == BEST
 
 
@@ -86,7 +88,12 @@ def test_qwen3_on_a_server_with_a_score_template_is_never_templated_twice():
         report = reranker.probe({"rerank_endpoint": srv.url, "rerank_model": QWEN, "rerank_api": "qwen3_score"})
         assert report["ok"] and report["templated"] is False
         srv.clear()
-        assert reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url, "rerank_model": QWEN, "rerank_api": "qwen3_score"})[0][0] == BEST
+        assert (
+            reranker.rerank(
+                QUERY, DOCS, config={"rerank_endpoint": srv.url, "rerank_model": QWEN, "rerank_api": "qwen3_score"}
+            )[0][0]
+            == BEST
+        )
         assert srv.requests and all(PREFIX not in str(r.json) for r in srv.requests)
 
 
@@ -106,7 +113,11 @@ def test_tei_ranks_100_documents_across_batches(version):
         ranked = reranker.rerank(QUERY, docs, config=config)
         assert ranked[0][0] == 73
         assert sorted(i for i, _ in ranked) == list(range(100))
-        sizes = [len(r.json["texts"]) for r in srv.requests if r.path == "/rerank" and len((r.json or {}).get("texts", [])) > 3]
+        sizes = [
+            len(r.json["texts"])
+            for r in srv.requests
+            if r.path == "/rerank" and len((r.json or {}).get("texts", [])) > 3
+        ]
         assert max(sizes) <= 32 and sum(sizes) == 100
 
 
@@ -120,7 +131,8 @@ def test_tei_batch_limit_is_learned_from_its_error_when_info_is_silent():
         # Pretend /info was unreachable: the first call sends everything and must split on 422.
         choice = scorers.choose(settings)
         probing._cache[choice.key] = probing.cached(choice).__class__(
-            probing.cached(choice).route, "probability", 0.9, 0.1, batch_limit=None)
+            probing.cached(choice).route, "probability", 0.9, 0.1, batch_limit=None
+        )
         srv.clear()
         ranked = reranker.rerank(QUERY, docs, config=config)
         assert ranked[0][0] == 33 and sorted(i for i, _ in ranked) == list(range(40))
@@ -220,7 +232,12 @@ def test_the_deadline_covers_retries():
 
 def test_breaker_opens_then_tries_once_after_the_cooldown():
     with _working() as srv:
-        config = {"rerank_endpoint": srv.url, "rerank_retries": 0, "rerank_breaker_failures": 2, "rerank_breaker_cooldown": 0.3}
+        config = {
+            "rerank_endpoint": srv.url,
+            "rerank_retries": 0,
+            "rerank_breaker_failures": 2,
+            "rerank_breaker_cooldown": 0.3,
+        }
         reranker.rerank(QUERY, DOCS, config=config)
         srv.set_faults(statuses=[500] * 100)
         assert reranker.rerank("a", DOCS, config=config) is None
@@ -244,7 +261,12 @@ def test_empty_list_returns_empty_without_a_request():
 def test_unconfigured_and_bad_settings_return_none():
     assert reranker.rerank(QUERY, DOCS, config={}) is None
     assert reranker.rerank(QUERY, DOCS, config={"rerank_timeout": "soon"}) is None
-    assert reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": "http://127.0.0.1:%d" % _free_port(), "rerank_timeout": 1}) is None
+    assert (
+        reranker.rerank(
+            QUERY, DOCS, config={"rerank_endpoint": "http://127.0.0.1:%d" % _free_port(), "rerank_timeout": 1}
+        )
+        is None
+    )
 
 
 def test_refused_connection_probe_says_so():
@@ -303,8 +325,21 @@ def test_arerank_propagates_cancellation():
 def test_bearer_only_with_a_key_and_the_stored_key_is_used_for_the_placeholder(monkeypatch):
     monkeypatch.setenv(API_KEY_ENV, "stored-secret-key-123")
     with start("cohere", api_key="stored-secret-key-123") as srv:
-        assert reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url, "rerank_api_key": API_KEY_PLACEHOLDER, "rerank_model": "rerank-v3.5"})[0][0] == BEST
-        assert all(r.headers.get("authorization") == "Bearer stored-secret-key-123" for r in srv.requests if r.method == "POST")
+        assert (
+            reranker.rerank(
+                QUERY,
+                DOCS,
+                config={
+                    "rerank_endpoint": srv.url,
+                    "rerank_api_key": API_KEY_PLACEHOLDER,
+                    "rerank_model": "rerank-v3.5",
+                },
+            )[0][0]
+            == BEST
+        )
+        assert all(
+            r.headers.get("authorization") == "Bearer stored-secret-key-123" for r in srv.requests if r.method == "POST"
+        )
     with start("tei19") as srv:
         reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url, "rerank_api_key": ""})
         assert srv.requests and all("authorization" not in r.headers for r in srv.requests)
@@ -312,7 +347,9 @@ def test_bearer_only_with_a_key_and_the_stored_key_is_used_for_the_placeholder(m
 
 def test_a_wrong_key_is_reported_as_an_auth_failure():
     with start("cohere", api_key="right-key") as srv:
-        report = reranker.probe({"rerank_endpoint": srv.url, "rerank_api_key": "wrong-key", "rerank_model": "rerank-v3.5"})
+        report = reranker.probe(
+            {"rerank_endpoint": srv.url, "rerank_api_key": "wrong-key", "rerank_model": "rerank-v3.5"}
+        )
         assert report["verdict"] == "auth" and "rerank_api_key" in report["reason"]
 
 
@@ -320,7 +357,12 @@ def test_the_key_never_appears_in_logs_reports_or_errors(caplog, monkeypatch):
     secret = "sk-live-very-secret-0123456789"
     caplog.set_level(logging.DEBUG)
     with start("cohere", api_key="another-key") as srv:
-        config = {"rerank_endpoint": srv.url, "rerank_api_key": secret, "rerank_model": "rerank-v3.5", "rerank_retries": 0}
+        config = {
+            "rerank_endpoint": srv.url,
+            "rerank_api_key": secret,
+            "rerank_model": "rerank-v3.5",
+            "rerank_retries": 0,
+        }
         report = reranker.probe(config)
         assert reranker.rerank(QUERY, DOCS, config=config) is None
         srv.set_faults(statuses=[500] * 5)
@@ -330,7 +372,13 @@ def test_the_key_never_appears_in_logs_reports_or_errors(caplog, monkeypatch):
             asyncio.run(score.score_documents(scorers.choose(reranker.load_settings(config)), QUERY, DOCS))
         except Exception as exc:  # the internal API raises typed errors; their text must be clean
             exc_texts.append(repr(exc) + str(exc))
-        blob = str(report) + caplog.text + " ".join(exc_texts) + str(reranker.status()) + repr(reranker.load_settings(config))
+        blob = (
+            str(report)
+            + caplog.text
+            + " ".join(exc_texts)
+            + str(reranker.status())
+            + repr(reranker.load_settings(config))
+        )
         assert secret not in blob
         assert exc_texts
 
@@ -367,7 +415,9 @@ def test_the_key_does_not_follow_a_redirect_to_another_host():
     with start("tei19") as target:
         elsewhere = target.url.replace("127.0.0.1", "localhost")  # another host for httpx
         with _Redirector(elsewhere) as origin:
-            ranked = reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": origin.url, "rerank_api_key": "k-123", "rerank_api": "rerank"})
+            ranked = reranker.rerank(
+                QUERY, DOCS, config={"rerank_endpoint": origin.url, "rerank_api_key": "k-123", "rerank_api": "rerank"}
+            )
         assert ranked and ranked[0][0] == BEST  # the redirect was followed...
         posts = [r for r in target.requests if r.method == "POST"]
         assert posts and all("authorization" not in r.headers for r in posts)  # ...without the key

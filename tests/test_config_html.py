@@ -33,11 +33,28 @@ GROUPS = SCHEMA["groups"]
 FIELDS = {field["key"]: field for group in GROUPS for field in group["fields"]}
 
 # control kind -> the LIMITS kinds it can edit
-KINDS = {"toggle": {"bool"}, "number": {"int", "float"}, "text": {"str"}, "textarea": {"str"},
-         "secret": {"str"}, "choice": {"choice"}}
+KINDS = {
+    "toggle": {"bool"},
+    "number": {"int", "float"},
+    "text": {"str"},
+    "textarea": {"str"},
+    "secret": {"str"},
+    "choice": {"choice"},
+}
 GROUP_ATTRS = {"key", "title", "description", "shown_when", "fields"}
-FIELD_ATTRS = {"key", "kind", "label", "help", "help_off", "states", "placeholder", "option_labels", "wide",
-               "active_when", "shown_when"}
+FIELD_ATTRS = {
+    "key",
+    "kind",
+    "label",
+    "help",
+    "help_off",
+    "states",
+    "placeholder",
+    "option_labels",
+    "wide",
+    "active_when",
+    "shown_when",
+}
 KIND_BRANCH = re.compile(r"field\.kind === '(\w+)'")
 BINDING = "config[field.key]"
 
@@ -58,7 +75,9 @@ class Controls(HTMLParser):
         elif tag in ("input", "select", "textarea"):
             kinds = [m.group(1) for t in self.templates if (m := KIND_BRANCH.fullmatch(t))]
             models = {name: value for name, value in attributes.items() if name.split(".")[0] == "x-model"}
-            self.controls.append({"tag": tag, "attrs": attributes, "models": models, "kind": kinds[-1] if kinds else None})
+            self.controls.append(
+                {"tag": tag, "attrs": attributes, "models": models, "kind": kinds[-1] if kinds else None}
+            )
 
     def handle_endtag(self, tag):
         if tag == "template":
@@ -84,12 +103,15 @@ def _conditions():
 
 # --- the schema against default_config.yaml and LIMITS ------------------------------------------
 
+
 def test_schema_lists_every_setting_once():
     keys = [field["key"] for group in GROUPS for field in group["fields"]]
     doubled = sorted({key for key in keys if keys.count(key) > 1})
     assert not doubled, f"settings listed more than once: {doubled}"
-    assert set(keys) == set(DEFAULTS), (f"missing from the schema: {sorted(set(DEFAULTS) - set(keys))}, "
-                                        f"not settings: {sorted(set(keys) - set(DEFAULTS))}")
+    assert set(keys) == set(DEFAULTS), (
+        f"missing from the schema: {sorted(set(DEFAULTS) - set(keys))}, "
+        f"not settings: {sorted(set(keys) - set(DEFAULTS))}"
+    )
     assert set(LIMITS) == set(DEFAULTS)
 
 
@@ -115,7 +137,9 @@ def test_each_field_has_label_help_and_a_control_for_its_type(key):
     if "states" in field:
         assert len(field["states"]) == 2 and all(field["states"]), key
     if limit.kind == "choice":
-        assert list(field.get("option_labels", {})) == list(limit.choices), f"{key}: a label per choice, in LIMITS order"
+        assert list(field.get("option_labels", {})) == list(limit.choices), (
+            f"{key}: a label per choice, in LIMITS order"
+        )
     else:
         assert "option_labels" not in field, key
 
@@ -141,6 +165,7 @@ def test_conditions_name_settings_and_values_they_can_take(where, own_key, condi
 
 # --- the markup -------------------------------------------------------------------------------------
 
+
 def test_template_has_one_branch_per_kind():
     branches = re.findall(r"""<template x-if="field\.kind === '(\w+)'">""", CONFIG_HTML.read_text())
     assert sorted(branches) == sorted(KINDS), branches
@@ -159,7 +184,10 @@ def test_every_control_is_bound_to_its_field():
         if kind == "number":
             assert attrs.get("type") == "number"
             assert (attrs[":min"], attrs[":max"], attrs[":step"]) == (
-                "field.limit.min", "field.limit.max", "field.limit.step")
+                "field.limit.min",
+                "field.limit.max",
+                "field.limit.step",
+            )
         elif kind == "toggle":
             assert attrs.get("type") == "checkbox"
         elif kind == "secret":
@@ -180,6 +208,7 @@ def test_no_setting_is_named_in_the_browser_files():
 
 # --- the handler that serves the form ---------------------------------------------------------------
 
+
 def _served(host) -> dict:
     response = asyncio.run(host.call_api("plugins/a0_reranker/settings_fields"))
     assert response.status_code == 200
@@ -196,14 +225,22 @@ def test_handler_serves_the_schema_with_the_limits_of_settings_py(host):
         limit, out = LIMITS[key], served[key]
         shared = {name: value for name, value in field.items() if name != "option_labels"}
         assert {name: out[name] for name in shared} == shared, key
-        assert out["limit"] == {"kind": limit.kind, "min": limit.low, "max": limit.high, "nullable": limit.nullable,
-                                "step": "1" if limit.kind == "int" else "any", "accepts": limit.describe()}, key
+        assert out["limit"] == {
+            "kind": limit.kind,
+            "min": limit.low,
+            "max": limit.high,
+            "nullable": limit.nullable,
+            "step": "1" if limit.kind == "int" else "any",
+            "accepts": limit.describe(),
+        }, key
         if limit.kind == "choice":
             assert out["options"] == [{"value": c, "label": field["option_labels"][c]} for c in limit.choices]
         else:
             assert "options" not in out
     for group, out in zip(GROUPS, answer["groups"]):
-        assert {name: out[name] for name in group if name != "fields"} == {n: v for n, v in group.items() if n != "fields"}
+        assert {name: out[name] for name in group if name != "fields"} == {
+            n: v for n, v in group.items() if n != "fields"
+        }
 
 
 def test_handler_answers_a_short_error_not_a_traceback(host, monkeypatch):
@@ -224,13 +261,18 @@ def test_defaults_fit_the_served_limits(host):
 
 # --- host conventions ---------------------------------------------------------------------------------
 
+
 def test_host_conventions():
     html = CONFIG_HTML.read_text()
     store = STORE_JS.read_text()
     assert "Alpine.store" not in html, "no inline Alpine.store in config.html"
     assert "alpine:init" not in html and "alpine:init" not in store
-    assert re.search(r'<head>.*<script type="module">\s*import \{ store \} from '
-                     r'"/plugins/a0_reranker/webui/a0-reranker-store\.js";\s*</script>.*</head>', html, re.S)
+    assert re.search(
+        r'<head>.*<script type="module">\s*import \{ store \} from '
+        r'"/plugins/a0_reranker/webui/a0-reranker-store\.js";\s*</script>.*</head>',
+        html,
+        re.S,
+    )
     assert '<template x-if="$store.a0Reranker && config">' in html, "store gate missing"
     assert re.search(r'import \{ createStore \} from "/js/AlpineStore\.js"', store)
     assert re.search(r'createStore\("a0Reranker",', store)
@@ -244,7 +286,9 @@ def test_host_conventions():
 def test_test_connection_call():
     store = STORE_JS.read_text()
     assert 'const PLUGIN_API = "/plugins/a0_reranker";' in store
-    assert re.search(r'callApi\("test_connection", \{ config: form, context \}\)', store)  # context: the open chat (rerank_api utility)
+    assert re.search(
+        r'callApi\("test_connection", \{ config: form, context \}\)', store
+    )  # context: the open chat (rerank_api utility)
     assert re.search(r'callApi\("settings_fields", \{\}\)', store)
     assert 'await import("/js/api.js")' in store
     assert 'await import("/components/notifications/notification-store.js")' in store

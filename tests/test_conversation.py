@@ -13,18 +13,26 @@ GREETING_WORDS = ("Hello", "Agent Zero", "greet")
 
 def answer(text: str, thoughts: str = "The user asks something; I answer.") -> str:
     """An agent turn as the chat model writes it: a JSON call of the response tool."""
-    return json.dumps({"thoughts": [thoughts], "headline": "Answering", "tool_name": "response",
-                       "tool_args": {"text": text}}, indent=4)
+    return json.dumps(
+        {"thoughts": [thoughts], "headline": "Answering", "tool_name": "response", "tool_args": {"text": text}},
+        indent=4,
+    )
 
 
 def tool_call(name: str, **args) -> str:
-    return json.dumps({"thoughts": ["I will run a command."], "headline": "Running", "tool_name": name, "tool_args": args}, indent=4)
+    return json.dumps(
+        {"thoughts": ["I will run a command."], "headline": "Running", "tool_name": name, "tool_args": args}, indent=4
+    )
 
 
 CHAT = [
     ("user", "My restic backup to the NAS failed last night."),
     ("ai", tool_call("code_execution_tool", runtime="terminal", code="journalctl -u restic-backup --since yesterday")),
-    ("tool", "code_execution_tool", "Nov 30 02:00:01 atlas restic[811]: Fatal: unable to open repository: permission denied"),
+    (
+        "tool",
+        "code_execution_tool",
+        "Nov 30 02:00:01 atlas restic[811]: Fatal: unable to open repository: permission denied",
+    ),
     ("ai", answer("The repository on the NAS refused the backup user: the share's permissions changed.")),
     ("user", "ok, I fixed the share permissions. what else should I check?"),
 ]
@@ -66,7 +74,7 @@ def test_a_first_turn_has_no_conversation_before_the_message(host):
 def test_a_window_cut_from_a_longer_chat_drops_the_half_record_it_starts_in(host):
     conversation = host.import_plugin("helpers.recall.conversation")
     full = rendered_history(host, CHAT)
-    window = full[len(full) // 3:]  # what history[-10000:] does to a long chat
+    window = full[len(full) // 3 :]  # what history[-10000:] does to a long chat
     assert not window.startswith(("user:", "ai:"))
     texts = [t.text for t in conversation.turns(window)]
     assert texts[-1] == "ok, I fixed the share permissions. what else should I check?"
@@ -75,13 +83,15 @@ def test_a_window_cut_from_a_longer_chat_drops_the_half_record_it_starts_in(host
 
 def test_summaries_warnings_and_plain_text(host):
     conversation = host.import_plugin("helpers.recall.conversation")
-    history = "\n".join([
-        'user: {"messages_summary": "Earlier the user set up restic on atlas."}',
-        'user: {"system_warning": "You have misformatted your message."}',
-        "ai: I could not parse my own output, here it is in plain words.",
-        'ai: {"thoughts": ["half a JSON',
-        'user: {"user_intervention": "stop, use the NAS instead"}',
-    ])
+    history = "\n".join(
+        [
+            'user: {"messages_summary": "Earlier the user set up restic on atlas."}',
+            'user: {"system_warning": "You have misformatted your message."}',
+            "ai: I could not parse my own output, here it is in plain words.",
+            'ai: {"thoughts": ["half a JSON',
+            'user: {"user_intervention": "stop, use the NAS instead"}',
+        ]
+    )
     assert [t.text for t in conversation.turns(history)] == [
         "Earlier the user set up restic on atlas.",
         "I could not parse my own output, here it is in plain words.",
@@ -89,12 +99,17 @@ def test_summaries_warnings_and_plain_text(host):
     ]
     plain = "User: where is the backup?\nAgent: On the NAS.\nUser: thanks"
     assert [(t.role, t.text) for t in conversation.turns(plain)] == [
-        ("user", "where is the backup?"), ("agent", "On the NAS."), ("user", "thanks")]
+        ("user", "where is the backup?"),
+        ("agent", "On the NAS."),
+        ("user", "thanks"),
+    ]
 
 
 def test_recent_words_are_the_newest_within_the_budget(host):
     conversation = host.import_plugin("helpers.recall.conversation")
-    history = rendered_history(host, [("user", f"turn {i} about the garden and the backup schedule") for i in range(50)])
+    history = rendered_history(
+        host, [("user", f"turn {i} about the garden and the backup schedule") for i in range(50)]
+    )
     tail = conversation.recent_words(history, 200)
     assert len(tail) <= 200
     assert tail.endswith("turn 49 about the garden and the backup schedule")
@@ -117,12 +132,19 @@ def test_the_reranker_reads_the_message_alone_on_a_first_turn(host):
         with start("tei19") as srv:
             set_plugin(host, rerank_endpoint=srv.url)
             await host.recall(agent, "which port does grafana use on atlas", [])
-            queries = {r.json["query"] for r in srv.requests if r.method == "POST" and len((r.json or {}).get("texts", ())) > 3
-                       and calibration_question_in(r.json["query"]) is None}
+            queries = {
+                r.json["query"]
+                for r in srv.requests
+                if r.method == "POST"
+                and len((r.json or {}).get("texts", ())) > 3
+                and calibration_question_in(r.json["query"]) is None
+            }
             assert queries == {"which port does grafana use on atlas"}
             srv.clear()
             await host.recall(agent, "and the prometheus one?", CHAT)
-            query = next(r.json["query"] for r in srv.requests if r.method == "POST" and len((r.json or {}).get("texts", ())) > 3)
+            query = next(
+                r.json["query"] for r in srv.requests if r.method == "POST" and len((r.json or {}).get("texts", ())) > 3
+            )
         assert query.startswith("and the prometheus one?\n\n")
         assert "share permissions" in query and "refused the backup user" in query
         assert not any(w in query for w in GREETING_WORDS + ("{", "tool_name", "journalctl", "Fatal"))

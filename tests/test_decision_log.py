@@ -27,7 +27,10 @@ MESSAGE = "which port does grafana use on atlas? the admin password: hunter2"
 async def _recall_with_log(host, log_path, **config):
     defaults = yaml.safe_load((host.root / "plugins" / "_memory" / "default_config.yaml").read_text())
     # every memory is read and the agent gets all it was given, so orders compare whole
-    host.set_config({**defaults, "memory_recall_similarity_threshold": 0.0, "memory_recall_memories_max_result": 12}, plugin="_memory")
+    host.set_config(
+        {**defaults, "memory_recall_similarity_threshold": 0.0, "memory_recall_memories_max_result": 12},
+        plugin="_memory",
+    )
     agent = host.agent()
     memory = await host.memory(agent)
     await host.insert(memory, MEMORIES)
@@ -48,7 +51,9 @@ def test_a_recall_writes_ids_orders_and_scores_but_no_text_and_no_key(host, appl
 
     async def main():
         with start("tei19", api_key=API_KEY) as srv:
-            memory, result = await _recall_with_log(host, log_path, rerank_endpoint=srv.url, rerank_api_key=API_KEY, rerank_apply=apply)
+            memory, result = await _recall_with_log(
+                host, log_path, rerank_endpoint=srv.url, rerank_api_key=API_KEY, rerank_apply=apply
+            )
         text = log_path.read_text(encoding="utf-8")
         lines = [json.loads(line) for line in text.splitlines()]
         assert len(lines) == 1  # the memories search; the solutions search found nothing to log
@@ -80,7 +85,10 @@ def test_a_recall_writes_ids_orders_and_scores_but_no_text_and_no_key(host, appl
 def _cli(*args):
     return subprocess.run(
         [sys.executable, "-m", "helpers.cli", "report", *map(str, args)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -109,7 +117,7 @@ def test_report_numbers(tmp_path):
         {"caller": "memory_load", "host_order": ["a", "b", "c"], "reranked_order": ["a", "b", "c"], "latency_ms": 30.0},
         {"caller": "recall", "host_order": ["a", "b", "c", "d"], "reranked_order": ["d", "a", "b"], "latency_ms": 20.0},
     ]
-    log_path.write_text("\n".join(json.dumps(x) for x in lines) + "\n{\"cut short\n", encoding="utf-8")
+    log_path.write_text("\n".join(json.dumps(x) for x in lines) + '\n{"cut short\n', encoding="utf-8")
     done = _cli(log_path, "--k", "3", "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)

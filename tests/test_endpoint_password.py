@@ -25,8 +25,13 @@ def with_password(url: str) -> str:
 
 
 def surfaces(host, agent, endpoint: str, caplog) -> dict[str, str]:
-    connection = {"rerank_endpoint": endpoint, "rerank_retries": 0, "rerank_timeout": 3, "rerank_cache": False,
-                  "rerank_breaker_failures": 1}
+    connection = {
+        "rerank_endpoint": endpoint,
+        "rerank_retries": 0,
+        "rerank_timeout": 3,
+        "rerank_cache": False,
+        "rerank_breaker_failures": 1,
+    }
     outputs = {}
     with caplog.at_level(logging.DEBUG):
         host.save_config(connection)
@@ -77,7 +82,9 @@ def test_one_function_masks_the_user_info(host):
     assert settings.shown_endpoint("http://u:p@proxy:8080/rerank") == "http://***@proxy:8080/rerank"
     assert settings.shown_endpoint("https://token@host/v1") == "https://***@host/v1"
     assert settings.shown_endpoint("http://a:b@c@host:1/x?y=@z") == "http://***@host:1/x?y=@z"  # the last @ ends it
-    assert settings.shown_endpoint("http://host:8080/a@b") == "http://host:8080/a@b"  # an @ in the path is not user info
+    assert (
+        settings.shown_endpoint("http://host:8080/a@b") == "http://host:8080/a@b"
+    )  # an @ in the path is not user info
     assert settings.shown_endpoint("") == ""
 
 

@@ -20,7 +20,9 @@ def free_port() -> int:
 
 
 def test_save_moves_the_key_to_usr_env_and_coerces_values(host):
-    path = host.save_config({"rerank_endpoint": "http://127.0.0.1:9", "rerank_api_key": SECRET, "rerank_candidates": "30"})
+    path = host.save_config(
+        {"rerank_endpoint": "http://127.0.0.1:9", "rerank_api_key": SECRET, "rerank_candidates": "30"}
+    )
     saved = json.loads(path.read_text())
     assert SECRET not in path.read_text()
     assert saved["rerank_api_key"] == "************" and saved["rerank_candidates"] == 30
@@ -102,7 +104,9 @@ def test_status_output_never_holds_the_key(host):
         agent = host.agent()
         host.setenv("A0_RERANKER_API_KEY", SECRET)
         with start("cohere", api_key="other") as srv:
-            host.set_config({"rerank_endpoint": srv.url, "rerank_api_key": "************", "rerank_model": "rerank-v3.5"})
+            host.set_config(
+                {"rerank_endpoint": srv.url, "rerank_api_key": "************", "rerank_model": "rerank-v3.5"}
+            )
             text = await _status(host, agent, probe=True)
         assert SECRET not in text and "api key: set" in text
         response = await host.call_api("plugins/a0_reranker/status", {})
@@ -125,11 +129,15 @@ def test_the_tool_prompt_is_where_the_host_collects_it(host):
 def test_test_connection_api_probes_unsaved_values_and_answers_json(host):
     async def main():
         with start("tei19") as srv:
-            response = await host.call_api("plugins/a0_reranker/test_connection", {"config": {"rerank_endpoint": srv.url}})
+            response = await host.call_api(
+                "plugins/a0_reranker/test_connection", {"config": {"rerank_endpoint": srv.url}}
+            )
             body = response.get_json()
             assert response.status_code == 200 and body["ok"] and body["report"]["route"] == "tei /rerank"
             assert "rerank_endpoint" in body["unsaved"] and "press Save" in body["note"]
-        dead = await host.call_api("plugins/a0_reranker/test_connection", {"config": {"rerank_endpoint": f"http://127.0.0.1:{free_port()}"}})
+        dead = await host.call_api(
+            "plugins/a0_reranker/test_connection", {"config": {"rerank_endpoint": f"http://127.0.0.1:{free_port()}"}}
+        )
         assert dead.status_code == 200 and dead.get_json()["report"]["verdict"] == "unreachable"
         bad = await host.call_api("plugins/a0_reranker/test_connection", {"config": {"rerank_candidates": "lots"}})
         assert bad.status_code == 200 and "rerank_candidates" in bad.get_json()["report"]["reason"]

@@ -11,8 +11,10 @@ import re
 from tests.host.recall import QUESTION, SOLUTIONS, spy_searches, set_memory_config, store
 
 LLM_QUERY = "grafana dashboard port on the atlas server"
-HISTORY = [("user", "we talked about the garden and recipes for a while"),
-           ("ai", '{"tool_name": "response", "tool_args": {"text": "yes, and the lisbon timezone"}}')]
+HISTORY = [
+    ("user", "we talked about the garden and recipes for a while"),
+    ("ai", '{"tool_name": "response", "tool_args": {"text": "yes, and the lisbon timezone"}}'),
+]
 
 
 class ScriptedModel:
@@ -42,7 +44,11 @@ def test_the_utility_models_query_is_the_host_query_and_the_message_is_searched_
         result = await host.recall(agent, QUESTION, HISTORY)
         assert result["error"] is None and result["memories"]
         assert len(model.calls) == 1  # the query prep; no post-filter
-        assert set(seen) == {LLM_QUERY, QUESTION, f"{QUESTION}\n\nwe talked about the garden and recipes for a while\nyes, and the lisbon timezone"}
+        assert set(seen) == {
+            LLM_QUERY,
+            QUESTION,
+            f"{QUESTION}\n\nwe talked about the garden and recipes for a while\nyes, and the lisbon timezone",
+        }
         assert len(seen) == 3  # each embedded once for both searches
         stats = host.import_plugin("helpers.recall.wrapper").STATS.snapshot()["totals"]
         assert stats.get("fused") == 1 and not stats.get("fallback")
@@ -52,8 +58,12 @@ def test_the_utility_models_query_is_the_host_query_and_the_message_is_searched_
 
 def test_the_post_filter_gets_the_plugins_pool_in_the_plugins_order(host):
     async def main():
-        set_memory_config(host, memory_recall_similarity_threshold=0.0, memory_recall_memories_max_result=12,
-                          memory_recall_solutions_max_result=8)
+        set_memory_config(
+            host,
+            memory_recall_similarity_threshold=0.0,
+            memory_recall_memories_max_result=12,
+            memory_recall_solutions_max_result=8,
+        )
         agent, memory = await store(host)
         await host.insert(memory, SOLUTIONS, area="solutions")
         host.import_plugin("helpers.recall.wrapper").ensure_wrapped()
@@ -68,7 +78,7 @@ def test_the_post_filter_gets_the_plugins_pool_in_the_plugins_order(host):
         agent = host.agent(utility_model=model)
         result = await host.recall(agent, QUESTION, HISTORY)
         assert result["error"] is None
-        (_, prompt), = model.calls
+        ((_, prompt),) = model.calls
         listed = [int(i) for i in re.findall(r"(\d+): '", prompt)]
         assert listed == list(range(20))  # 12 memories + 8 solutions, numbered as the host does
         shown = [d.page_content for d in plain["memories"] + plain["solutions"]]

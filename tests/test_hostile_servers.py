@@ -44,7 +44,9 @@ def _on(path: str, answer) -> dict:
 # --- answers too large to hold ----------------------------------------------------------------
 def test_an_answer_larger_than_the_cap_is_refused_before_it_is_read_whole():
     padding = 64 * client.MAX_RESPONSE_BYTES
-    script = lambda request: hostile.Answer(200, {"Content-Type": "application/json"}, hostile.padded_json(TEI_ANSWER, padding))
+    script = lambda request: hostile.Answer(
+        200, {"Content-Type": "application/json"}, hostile.padded_json(TEI_ANSWER, padding)
+    )
     with hostile.serve("tei19", _on("/rerank", script)) as srv:
         with pytest.raises(ResponseTooLarge) as caught:
             _score(_settings(srv.url))
@@ -55,20 +57,26 @@ def test_an_answer_larger_than_the_cap_is_refused_before_it_is_read_whole():
 def test_a_gzip_bomb_is_counted_after_decompression_and_cut_off():
     bomb = hostile.gzip_bomb(TEI_ANSWER, 200 << 20)  # ~200 KB on the wire, 200 MiB inflated
     assert len(bomb) < 1 << 20
-    script = lambda request: hostile.Answer(200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, [bomb])
+    script = lambda request: hostile.Answer(
+        200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, [bomb]
+    )
     with hostile.serve("tei19", _on("/rerank", script)) as srv:
         with pytest.raises(ResponseTooLarge):
             _score(_settings(srv.url))
 
 
 def test_a_small_gzipped_answer_still_reads():
-    script = lambda request: hostile.Answer(200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, [hostile.gzipped(TEI_ANSWER)])
+    script = lambda request: hostile.Answer(
+        200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, [hostile.gzipped(TEI_ANSWER)]
+    )
     with hostile.serve("tei19", _on("/rerank", script)) as srv:
         assert _score(_settings(srv.url)) == [0.1, 0.9]
 
 
 def test_an_oversized_answer_on_one_route_is_named_and_the_probe_goes_on():
-    script = lambda request: hostile.Answer(200, {"Content-Type": "application/json"}, hostile.padded_json(b"[]", 4 * client.MAX_RESPONSE_BYTES))
+    script = lambda request: hostile.Answer(
+        200, {"Content-Type": "application/json"}, hostile.padded_json(b"[]", 4 * client.MAX_RESPONSE_BYTES)
+    )
     with hostile.serve("tei19", _on("/v1/rerank", script)) as srv:
         report = _probe(srv.url)
     assert report["ok"] and report["route"] == "tei /rerank"
@@ -77,7 +85,9 @@ def test_an_oversized_answer_on_one_route_is_named_and_the_probe_goes_on():
 
 # --- errors that used to escape the typed mapping ---------------------------------------------
 def test_broken_gzip_on_one_route_is_a_malformed_answer_and_the_probe_goes_on():
-    script = lambda request: hostile.Answer(200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, [b"\x1f\x8b\x08\x00garbage-not-deflate"])
+    script = lambda request: hostile.Answer(
+        200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, [b"\x1f\x8b\x08\x00garbage-not-deflate"]
+    )
     with hostile.serve("tei19", _on("/v1/rerank", script)) as srv:
         report = _probe(srv.url)
         with pytest.raises(MalformedResponse):
@@ -94,7 +104,9 @@ def test_a_redirect_loop_on_one_route_is_a_server_error_and_the_probe_goes_on():
 
 
 def test_a_batch_limit_with_five_thousand_digits_is_no_limit_and_the_probe_goes_on():
-    body = json.dumps({"detail": [{"type": "x", "loc": ["body"], "msg": f"List should have at most {'9' * 5000} items"}]}).encode()
+    body = json.dumps(
+        {"detail": [{"type": "x", "loc": ["body"], "msg": f"List should have at most {'9' * 5000} items"}]}
+    ).encode()
     script = lambda request: hostile.Answer(422, {"Content-Type": "application/json"}, [body])
     with hostile.serve("tei19", _on("/v1/rerank", script)) as srv:
         report = _probe(srv.url)
@@ -106,7 +118,11 @@ def test_an_error_answer_is_read_only_as_far_as_its_message_and_the_limit_in_it_
     """An error body is read on the event loop every chat shares: 8 MiB of echoed input is
     cut at the client's ERROR_BODY_BYTES, and the batch limit its message states first is
     still learned from the cut."""
-    message = {"type": "too_long", "loc": ["body", "texts"], "msg": "List should have at most 1 item after validation, not 2"}
+    message = {
+        "type": "too_long",
+        "loc": ["body", "texts"],
+        "msg": "List should have at most 1 item after validation, not 2",
+    }
     head = json.dumps({"detail": [{**message, "input": ["x" * 100]}]}).encode()[:-3]  # the list's end never comes
     chunks = [head] + [b', "' + b"y" * (1 << 20) + b'"'] * 8
     script = lambda request: hostile.Answer(422, {"Content-Type": "application/json"}, chunks)
@@ -130,7 +146,9 @@ def test_a_retry_after_that_is_no_date_is_ignored_and_the_probe_goes_on():
 
 def test_an_endpoint_with_full_width_letters_is_a_bad_setting_named_in_the_probe():
     port = hostile.free_port()
-    report = reranker.probe({"rerank_api": "auto", "rerank_endpoint": f"http://ｌｏｃａｌｈｏｓｔ:{port}", "rerank_retries": 0})
+    report = reranker.probe(
+        {"rerank_api": "auto", "rerank_endpoint": f"http://ｌｏｃａｌｈｏｓｔ:{port}", "rerank_retries": 0}
+    )
     assert not report["ok"] and report["verdict"] == "bad_setting"
     assert "rerank_endpoint" in report["reason"]
     assert len(report["attempts"]) <= 1  # every route would fail the same way
@@ -200,7 +218,11 @@ def rebinding(monkeypatch):
     """``rebind.test`` answers 127.0.0.1 the first time it is looked up and a public address
     (not a documentation range: Python counts 203.0.113.0/24 as private)
     after; every connection to anything but loopback is refused (and recorded)."""
-    real_getaddrinfo, real_connect, real_connect_ex = socket.getaddrinfo, socket.socket.connect, socket.socket.connect_ex
+    real_getaddrinfo, real_connect, real_connect_ex = (
+        socket.getaddrinfo,
+        socket.socket.connect,
+        socket.socket.connect_ex,
+    )
     state = {"lookups": 0, "public": "8.8.8.8", "rebind": True, "off_loopback": []}
 
     def getaddrinfo(host, port, *args, **kwargs):
@@ -243,7 +265,9 @@ def test_a_name_that_rebinds_to_a_public_address_is_reached_only_at_the_checked_
 
 def test_a_name_that_has_turned_public_since_the_check_is_refused_not_connected(rebinding):
     with start("tei19") as srv:
-        settings = Settings.from_mapping({"rerank_endpoint": f"http://rebind.test:{srv.port}", "rerank_private_only": True, "rerank_retries": 0})
+        settings = Settings.from_mapping(
+            {"rerank_endpoint": f"http://rebind.test:{srv.port}", "rerank_private_only": True, "rerank_retries": 0}
+        )
         assert asyncio.run(endpoint_guard.check(settings, scorers.REMOTE)) == ""  # 127.0.0.1: allowed
         endpoint_guard.forget()  # the remembered verdict expires; the name now answers a public address
         with pytest.raises(Refused):

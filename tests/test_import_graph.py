@@ -41,7 +41,7 @@ def imports_of(path: Path) -> set[str]:
                 base = base[: len(base) - (node.level - 1)]
                 target = ".".join(base + ([node.module] if node.module else []))
             elif node.module and node.module.startswith(ABSOLUTE):
-                target = PACKAGE + node.module[len(ABSOLUTE):]
+                target = PACKAGE + node.module[len(ABSOLUTE) :]
             else:
                 continue
             names = [f"{target}.{alias.name}" for alias in node.names]
@@ -50,7 +50,7 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith(ABSOLUTE):
-                    found.add(PACKAGE + alias.name[len(ABSOLUTE):])
+                    found.add(PACKAGE + alias.name[len(ABSOLUTE) :])
     found.discard(here)
     return found
 
@@ -69,7 +69,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state:
                 cycle = visit(nxt)
                 if cycle:
@@ -106,8 +106,10 @@ def wrong_way(edges: dict[str, set[str]]) -> list[str]:
     return sorted(
         f"{module} -> {target}"
         for module, targets in edges.items()
-        for package, forbidden in FORBIDDEN.items() if in_package(module, package)
-        for target in targets if any(in_package(target, f) for f in forbidden)
+        for package, forbidden in FORBIDDEN.items()
+        if in_package(module, package)
+        for target in targets
+        if any(in_package(target, f) for f in forbidden)
     )
 
 
@@ -116,10 +118,15 @@ def test_scoring_and_report_never_import_the_packages_above_them():
 
 
 def test_the_direction_checker_finds_an_import_the_wrong_way():
-    edges = {"helpers.scoring.client": {"helpers.recall.pipeline", "helpers.settings"},
-             "helpers.report.stats": {"helpers.scoring.cache"}, "helpers.recall.pipeline": {"helpers.report.stats"}}
+    edges = {
+        "helpers.scoring.client": {"helpers.recall.pipeline", "helpers.settings"},
+        "helpers.report.stats": {"helpers.scoring.cache"},
+        "helpers.recall.pipeline": {"helpers.report.stats"},
+    }
     assert wrong_way(edges) == ["helpers.scoring.client -> helpers.recall.pipeline"]
-    assert wrong_way({"helpers.report.decision_log": {"helpers.recall"}}) == ["helpers.report.decision_log -> helpers.recall"]
+    assert wrong_way({"helpers.report.decision_log": {"helpers.recall"}}) == [
+        "helpers.report.decision_log -> helpers.recall"
+    ]
 
 
 def test_the_checker_finds_a_cycle_and_follows_function_level_imports():
@@ -128,7 +135,10 @@ def test_the_checker_finds_a_cycle_and_follows_function_level_imports():
     edges = graph()
     # A lazy import inside a function counts: process_state.reset_state() imports stats inside it.
     assert "helpers.report.stats" in edges["helpers.process_state"]
-    assert "helpers.scoring.scorers" in edges["helpers.scoring.probing"] and "helpers.scoring.verdicts" in edges["helpers.scoring.scorers.remote"]
+    assert (
+        "helpers.scoring.scorers" in edges["helpers.scoring.probing"]
+        and "helpers.scoring.verdicts" in edges["helpers.scoring.scorers.remote"]
+    )
 
 
 @pytest.mark.parametrize("path", sorted(HELPERS.rglob("*.py")), ids=lambda p: module_name(p))
@@ -142,5 +152,6 @@ def test_no_helpers_module_imports_the_host_at_import_time(path):
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
             names = [node.module]
         for name in names:
-            assert not any(name == p or name.startswith(p + ".") for p in HOST_PACKAGES if name != "helpers") or \
-                name.startswith(ABSOLUTE), f"{module_name(path)} imports {name} at import time"
+            assert not any(
+                name == p or name.startswith(p + ".") for p in HOST_PACKAGES if name != "helpers"
+            ) or name.startswith(ABSOLUTE), f"{module_name(path)} imports {name} at import time"

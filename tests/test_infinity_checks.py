@@ -61,6 +61,8 @@ def test_two_models_with_a_key_under_a_prefix():
     with start("infinity", models=(MODEL, TWIN), url_prefix="/v1", api_key=KEY) as srv:
         shared = checks.Target(srv.url, emulated, {"rerank_api_key": KEY}, path="/v1/rerank")
         checks.names_the_served_models_when_none_is_set(shared, NAMES)
-        with_model = checks.Target(srv.url, emulated, {"rerank_api_key": KEY, "rerank_model": NAMES[1]}, path="/v1/rerank")
+        with_model = checks.Target(
+            srv.url, emulated, {"rerank_api_key": KEY, "rerank_model": NAMES[1]}, path="/v1/rerank"
+        )
         checks.needs_its_key(with_model)
         checks.detects_the_route_and_the_scale(with_model)

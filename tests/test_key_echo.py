@@ -29,15 +29,17 @@ def test_the_oracle_finds_every_form_the_echo_server_writes():
 
     for form in forms(f"Bearer {KEY}").split(" | "):
         assert leaked_pieces(f"error: {form} (truncated"), form
-    assert leaked_pieces(KEY[:PIECE + 2]) and not leaked_pieces("HTTP 400: (the key was withheld) ***")
+    assert leaked_pieces(KEY[: PIECE + 2]) and not leaked_pieces("HTTP 400: (the key was withheld) ***")
 
 
 # --- the surfaces -----------------------------------------------------------------------------
 
+
 def run_cli(*args: str) -> str:
     env = {**os.environ, "ECHO_TEST_KEY": KEY}
-    done = subprocess.run([sys.executable, "-m", "helpers.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+    )
     return done.stdout + done.stderr
 
 
@@ -47,13 +49,21 @@ def test_no_form_of_the_key_reaches_any_output(host, shape, caplog, capsys):
     outputs: dict[str, str] = {}
     with start("cohere", api_key=KEY, model="rerank-v3.5") as srv:
         srv.set_faults(echo=shape)
-        connection = {"rerank_endpoint": srv.url, "rerank_model": "rerank-v3.5", "rerank_retries": 0,
-                      "rerank_timeout": 5, "rerank_cache": False}
+        connection = {
+            "rerank_endpoint": srv.url,
+            "rerank_model": "rerank-v3.5",
+            "rerank_retries": 0,
+            "rerank_timeout": 5,
+            "rerank_cache": False,
+        }
         with caplog.at_level(logging.DEBUG):
             host.save_config({**connection, "rerank_api_key": KEY})
             host.import_plugin("helpers.settings_cache").forget()
-            tested = host.run(host.call_api("plugins/a0_reranker/test_connection",
-                                            {"config": {**connection, "rerank_api_key": "************"}}))
+            tested = host.run(
+                host.call_api(
+                    "plugins/a0_reranker/test_connection", {"config": {**connection, "rerank_api_key": "************"}}
+                )
+            )
             outputs["test connection"] = json.dumps(tested.get_json())
             result = host.run(host.recall(agent, QUESTION, HISTORY))
             host.run(host.import_plugin("helpers.recall.shadow").drained())
@@ -65,10 +75,23 @@ def test_no_form_of_the_key_reaches_any_output(host, shape, caplog, capsys):
             host.import_plugin("helpers.cli").main(["status"])
             outputs["cli status"] = "".join(capsys.readouterr())
         outputs["log records"] = "\n".join(
-            r.getMessage() + (r.exc_text or "") for r in caplog.records if r.name.startswith("a0_reranker"))
-        outputs["cli probe"] = run_cli("probe", srv.url, "--api-key-env", "ECHO_TEST_KEY", "--model", "rerank-v3.5", "--json")
-        outputs["cli rerank"] = run_cli("rerank", "capital of France", "Paris is the capital.", "Lyon is a city.",
-                                        "--endpoint", srv.url, "--api-key-env", "ECHO_TEST_KEY", "--model", "rerank-v3.5")
+            r.getMessage() + (r.exc_text or "") for r in caplog.records if r.name.startswith("a0_reranker")
+        )
+        outputs["cli probe"] = run_cli(
+            "probe", srv.url, "--api-key-env", "ECHO_TEST_KEY", "--model", "rerank-v3.5", "--json"
+        )
+        outputs["cli rerank"] = run_cli(
+            "rerank",
+            "capital of France",
+            "Paris is the capital.",
+            "Lyon is a city.",
+            "--endpoint",
+            srv.url,
+            "--api-key-env",
+            "ECHO_TEST_KEY",
+            "--model",
+            "rerank-v3.5",
+        )
         sent = {r.headers.get("authorization") for r in srv.requests}
     assert f"Bearer {KEY}" in sent  # the key went out, and the server echoed it
     assert result["error"] is None

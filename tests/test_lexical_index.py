@@ -63,7 +63,9 @@ def test_the_callers_filter_applies_even_when_few_memories_pass_it(host):
         from plugins._memory.helpers.memory import Memory
 
         solutions = Memory._get_comparator("area == 'solutions'")
-        assert _texts(await _index(host).search(memory.db, "QX-7741", 5, solutions)) == ["Solution: resend invoice QX-7741 with the PO number."]
+        assert _texts(await _index(host).search(memory.db, "QX-7741", 5, solutions)) == [
+            "Solution: resend invoice QX-7741 with the PO number."
+        ]
         main_only = Memory._get_comparator("area == 'main'")
         assert _texts(await _index(host).search(memory.db, "QX-7741", 5, main_only)) == [NEEDLE]
 
@@ -76,7 +78,9 @@ def test_each_memory_is_read_only_to_its_cut(host):
 
     async def main():
         memory, _ = await _store(host, FILLER + [late, "Kestrelwood is the name of the cabin."])
-        assert _texts(await index.search(memory.db, "Kestrelwood", 5, None)) == ["Kestrelwood is the name of the cabin."]
+        assert _texts(await index.search(memory.db, "Kestrelwood", 5, None)) == [
+            "Kestrelwood is the name of the cabin."
+        ]
 
     host.run(main())
 
@@ -153,7 +157,9 @@ def test_many_deletes_pack_the_index_and_it_follows_the_store_after(host, monkey
         assert index._index_of(memory.db).dead == 0
         assert _texts(await index.search(memory.db, "QX-7741", 5, None)) == [NEEDLE]
         await host.insert(memory, ["Kestrelwood is the name of the cabin."])  # slots after the packing
-        assert _texts(await index.search(memory.db, "Kestrelwood", 5, None)) == ["Kestrelwood is the name of the cabin."]
+        assert _texts(await index.search(memory.db, "Kestrelwood", 5, None)) == [
+            "Kestrelwood is the name of the cabin."
+        ]
 
     host.run(main())
 
@@ -162,8 +168,11 @@ def test_a_filter_few_memories_pass_is_read_deep_enough(host):
     async def main():
         loud = [f"Invoice QX-7741 reminder {n}: invoice QX-7741 is due, invoice QX-7741." for n in range(300)]
         memory, _ = await _store(host, loud)
-        await host.insert(memory, ["Solution: the garden invoice mentioned QX-7741 once, with a long story about the beds."],
-                          area="solutions")
+        await host.insert(
+            memory,
+            ["Solution: the garden invoice mentioned QX-7741 once, with a long story about the beds."],
+            area="solutions",
+        )
         from plugins._memory.helpers.memory import Memory
 
         solutions = Memory._get_comparator("area == 'solutions'")

@@ -64,9 +64,36 @@ memory_load_execute = _compiled(_TOOL_SOURCE, "memory_load.py", "execute")
 MEMORY_FILTER = "area == 'main' or area == 'fragments'"
 SOLUTION_FILTER = "area == 'solutions'"
 TOPICS = [
-    "backup", "restic", "nginx", "postgres", "fedora", "thinkpad", "proxmox", "grafana", "prometheus", "docker",
-    "python", "rust", "garden", "recipe", "vegetarian", "lisbon", "timezone", "router", "wireguard", "pihole",
-    "kafka", "redis", "zfs", "tailscale", "ansible", "kubernetes", "sourdough", "cycling", "piano", "invoice",
+    "backup",
+    "restic",
+    "nginx",
+    "postgres",
+    "fedora",
+    "thinkpad",
+    "proxmox",
+    "grafana",
+    "prometheus",
+    "docker",
+    "python",
+    "rust",
+    "garden",
+    "recipe",
+    "vegetarian",
+    "lisbon",
+    "timezone",
+    "router",
+    "wireguard",
+    "pihole",
+    "kafka",
+    "redis",
+    "zfs",
+    "tailscale",
+    "ansible",
+    "kubernetes",
+    "sourdough",
+    "cycling",
+    "piano",
+    "invoice",
 ]
 WORDS = ["port", "config", "restart", "upgrade", "schedule", "password", "dashboard", "alert", "volume", "cron"]
 
@@ -81,7 +108,9 @@ def memory_texts(n: int) -> list[str]:
 
 
 def solution_texts(n: int) -> list[str]:
-    return [f"solution {i}: fixed {TOPICS[i % 30]} by restarting the {TOPICS[(i * 7) % 30]} container" for i in range(n)]
+    return [
+        f"solution {i}: fixed {TOPICS[i % 30]} by restarting the {TOPICS[(i * 7) % 30]} container" for i in range(n)
+    ]
 
 
 @dataclass(frozen=True)
@@ -104,7 +133,9 @@ class Spec:
     async def call(self, caller: Any, memory: Any) -> list:
         if self.kind == "recall":
             history = f"{self.history}\n{self.user_instruction}"
-            return await search_memories(caller, memory, self.user_instruction, history, self.query, self.limit, self.threshold, self.filter)
+            return await search_memories(
+                caller, memory, self.user_instruction, history, self.query, self.limit, self.threshold, self.filter
+            )
         return await memory_load_execute(caller, memory, self.query, self.limit, self.threshold, self.filter)
 
 
@@ -124,7 +155,9 @@ def _specs(n: int, seed: int) -> list[Spec]:
         history = f"user: we talked about {rng.choice(TOPICS)} earlier\nai: yes, and the {rng.choice(TOPICS)} {rng.choice(WORDS)}"
         threshold = rng.choice([0.0, 0.55, 0.6])
         if i % 3 == 2:
-            specs.append(Spec("memory_load", f"{a} {w} {b}", rng.choice([3, 5, 10]), threshold, rng.choice(["", MEMORY_FILTER])))
+            specs.append(
+                Spec("memory_load", f"{a} {w} {b}", rng.choice([3, 5, 10]), threshold, rng.choice(["", MEMORY_FILTER]))
+            )
             continue
         user_instruction = Spec("recall", "", 0, 0, "", message).user_instruction
         query = f"{user_instruction}\n\n{history}\n{user_instruction}"  # the host's query without query prep
@@ -203,7 +236,10 @@ class Rig:
         return memory
 
     def docstore(self) -> dict:
-        return {k: (id(d), d.page_content, json.dumps(d.metadata, sort_keys=True)) for k, d in self.memory.db.docstore._dict.items()}
+        return {
+            k: (id(d), d.page_content, json.dumps(d.metadata, sort_keys=True))
+            for k, d in self.memory.db.docstore._dict.items()
+        }
 
     async def prepare(self, specs: list[Spec]) -> None:
         """Per spec, the three answers allowed: the unwrapped result; the fused order (what
@@ -224,7 +260,9 @@ class Rig:
         for spec in specs:
             plain = await self.original(self.memory, spec.query, spec.limit, spec.threshold, spec.filter)
             self.expected[spec] = (orders[spec]["reranked"], orders[spec]["fused"], [id(d) for d in plain])
-        assert not self.stats.snapshot()["totals"].get("fallback") and not self.stats.snapshot()["totals"].get("reranker_unavailable")
+        assert not self.stats.snapshot()["totals"].get("fallback") and not self.stats.snapshot()["totals"].get(
+            "reranker_unavailable"
+        )
         self.stats.forget()
 
 
@@ -251,11 +289,15 @@ class Load:
     """``threads`` threads, each running its own event loop with ``concurrency`` searches in
     flight, until ``stop`` is set. Each result is checked against the two allowed answers."""
 
-    def __init__(self, rig: Rig, specs: list[Spec], *, threads: int = 3, concurrency: int = 4, cancel_rate: float = 0.0):
+    def __init__(
+        self, rig: Rig, specs: list[Spec], *, threads: int = 3, concurrency: int = 4, cancel_rate: float = 0.0
+    ):
         self.rig, self.specs, self.concurrency, self.cancel_rate = rig, specs, concurrency, cancel_rate
         self.tally = Tally()
         self.stop = threading.Event()
-        self.threads = [threading.Thread(target=self._thread, args=(i,), name=f"load-{i}", daemon=True) for i in range(threads)]
+        self.threads = [
+            threading.Thread(target=self._thread, args=(i,), name=f"load-{i}", daemon=True) for i in range(threads)
+        ]
 
     def __enter__(self) -> "Load":
         for thread in self.threads:
@@ -346,8 +388,15 @@ def summary(request):
 # ---------------------------------------------------------------------------------------
 def test_three_loops_through_faults_an_outage_and_recovery(host, summary):
     with start("tei19", max_client_batch_size=32) as srv:
-        rig = Rig(host, srv, rerank_timeout=2.0, rerank_retries=2, rerank_cache=False,
-                  rerank_breaker_failures=3, rerank_breaker_cooldown=0.3)
+        rig = Rig(
+            host,
+            srv,
+            rerank_timeout=2.0,
+            rerank_retries=2,
+            rerank_cache=False,
+            rerank_breaker_failures=3,
+            rerank_breaker_cooldown=0.3,
+        )
         specs = make_specs(30, seed=11)
         host.run(rig.prepare(specs))
         before = rig.docstore()
@@ -361,8 +410,11 @@ def test_three_loops_through_faults_an_outage_and_recovery(host, summary):
             # 2. a seeded random mix of delays, resets, 429, 500, 503 and garbage bodies
             srv.set_faults(fail_rate=0.35, seed=1234, fail_delay=0.05)
             start_calls = tally["calls"]
-            wait_until(lambda: tally["calls"] >= start_calls + 300 and srv.stats.get("random", 0) >= 40,
-                       "300 searches under random faults", load)
+            wait_until(
+                lambda: tally["calls"] >= start_calls + 300 and srv.stats.get("random", 0) >= 40,
+                "300 searches under random faults",
+                load,
+            )
             # 3. outage: every connection is dropped; the breaker must open and stay open
             srv.set_faults(reset=True)
             opened_at_outage = opened_before()
@@ -375,8 +427,11 @@ def test_three_loops_through_faults_an_outage_and_recovery(host, summary):
 
             wait_until(breaker_opened, "the breaker to open during the outage", load)
             opened_in_outage = opened_before() - opened_at_outage
-            wait_until(lambda: rig.stats.snapshot()["unavailable_reasons"].get("BreakerOpen", 0) >= fallbacks_at_outage + 20,
-                       "searches skipped while the breaker is open", load)
+            wait_until(
+                lambda: rig.stats.snapshot()["unavailable_reasons"].get("BreakerOpen", 0) >= fallbacks_at_outage + 20,
+                "searches skipped while the breaker is open",
+                load,
+            )
             # 4. recovery: the breaker closes and reranking comes back
             srv.recover()
             reranked_at_recovery = tally["reranked"]
@@ -417,8 +472,16 @@ def test_shadow_mode_under_faults_gives_the_hosts_own_result_every_time(host, su
     """Shadow mode from three loops through random faults and an outage: every search gets
     the unwrapped result at once; the measurements run behind, bounded, and never escape."""
     with start("tei19", max_client_batch_size=32) as srv:
-        rig = Rig(host, srv, rerank_apply=False, rerank_timeout=1.0, rerank_retries=1, rerank_cache=False,
-                  rerank_breaker_failures=3, rerank_breaker_cooldown=0.3)
+        rig = Rig(
+            host,
+            srv,
+            rerank_apply=False,
+            rerank_timeout=1.0,
+            rerank_retries=1,
+            rerank_cache=False,
+            rerank_breaker_failures=3,
+            rerank_breaker_cooldown=0.3,
+        )
         shadow = host.import_plugin("helpers.recall.shadow")
         specs = make_specs(30, seed=17)
         host.run(rig.prepare(specs))
@@ -427,7 +490,11 @@ def test_shadow_mode_under_faults_gives_the_hosts_own_result_every_time(host, su
         peak = 0
         with Load(rig, specs, cancel_rate=0.03) as load:
             tally = load.tally
-            wait_until(lambda: rig.stats.snapshot()["totals"].get("shadow", 0) >= 10, "shadow measurements on a healthy server", load)
+            wait_until(
+                lambda: rig.stats.snapshot()["totals"].get("shadow", 0) >= 10,
+                "shadow measurements on a healthy server",
+                load,
+            )
             srv.set_faults(fail_rate=0.35, seed=4321, fail_delay=0.05)
             start_calls = tally["calls"]
 
@@ -448,23 +515,36 @@ def test_shadow_mode_under_faults_gives_the_hosts_own_result_every_time(host, su
     assert counts["same_either_way"] + counts.get("cancelled", 0) == counts["calls"]  # every one the host's own
     assert before == after
     assert totals.get("shadow", 0) > 0 and totals.get("shadow_skipped", 0) > 0 and peak <= shadow.MAX_IN_FLIGHT
-    summary.append(f"shadow under faults: {counts['calls']} searches from 3 loops, every one the host's own result "
-                   f"(cancelled {counts.get('cancelled', 0)}); {totals.get('shadow', 0)} measured in the background, "
-                   f"{totals.get('shadow_skipped', 0)} skipped while {shadow.MAX_IN_FLIGHT} were running; escapes {len(tally.escapes)}")
+    summary.append(
+        f"shadow under faults: {counts['calls']} searches from 3 loops, every one the host's own result "
+        f"(cancelled {counts.get('cancelled', 0)}); {totals.get('shadow', 0)} measured in the background, "
+        f"{totals.get('shadow_skipped', 0)} skipped while {shadow.MAX_IN_FLIGHT} were running; escapes {len(tally.escapes)}"
+    )
 
 
 def test_a_server_that_never_answers_opens_the_breaker(host, summary):
     """A server that accepts and hangs costs each search the whole timeout until the breaker
     opens; then nothing. The reranker's own deadline must count as the failure it is."""
     with start("tei19") as srv:
-        rig = Rig(host, srv, memories=60, rerank_timeout=0.5, rerank_retries=0, rerank_cache=False,
-                  rerank_breaker_failures=3, rerank_breaker_cooldown=60)
+        rig = Rig(
+            host,
+            srv,
+            memories=60,
+            rerank_timeout=0.5,
+            rerank_retries=0,
+            rerank_cache=False,
+            rerank_breaker_failures=3,
+            rerank_breaker_cooldown=60,
+        )
         specs = make_specs(9, seed=5)
         host.run(rig.prepare(specs))
         srv.set_faults(delay=5.0)  # longer than any deadline here: the answer never comes in time
         with Load(rig, specs, concurrency=2) as load:
-            wait_until(lambda: rig.stats.snapshot()["unavailable_reasons"].get("BreakerOpen", 0) >= 30,
-                       "searches skipped by an open breaker", load)
+            wait_until(
+                lambda: rig.stats.snapshot()["unavailable_reasons"].get("BreakerOpen", 0) >= 30,
+                "searches skipped by an open breaker",
+                load,
+            )
         snapshot = rig.breaker.snapshot().get(rig.breaker_key, {})
         reasons = rig.stats.snapshot()["unavailable_reasons"]
         counts = dict(load.tally.counts)
@@ -472,14 +552,18 @@ def test_a_server_that_never_answers_opens_the_breaker(host, summary):
     assert load.tally.escapes == [] and load.tally.mismatches == []
     assert snapshot.get("open_for_s", 0) > 0
     assert counts.get("reranked", 0) == 0 and counts["fused"] + counts.get("same_either_way", 0) == counts["calls"]
-    summary.append(f"hung server: {counts['calls']} searches from 3 loops, all in the fused order; "
-                   f"{sum(v for k, v in reasons.items() if k != 'BreakerOpen')} paid the 0.5 s timeout, "
-                   f"{reasons.get('BreakerOpen', 0)} skipped by the open breaker")
+    summary.append(
+        f"hung server: {counts['calls']} searches from 3 loops, all in the fused order; "
+        f"{sum(v for k, v in reasons.items() if k != 'BreakerOpen')} paid the 0.5 s timeout, "
+        f"{reasons.get('BreakerOpen', 0)} skipped by the open breaker"
+    )
 
 
 def test_cached_scores_are_shared_by_every_loop_without_a_server_call(host, summary):
     with start("tei19", max_client_batch_size=32) as srv:
-        rig = Rig(host, srv, rerank_timeout=10.0, rerank_cache=True, rerank_cache_entries=4096)  # no timeouts, even on a busy machine
+        rig = Rig(
+            host, srv, rerank_timeout=10.0, rerank_cache=True, rerank_cache_entries=4096
+        )  # no timeouts, even on a busy machine
         specs = make_specs(6, seed=3)
         host.run(rig.prepare(specs))
 
@@ -503,8 +587,10 @@ def test_cached_scores_are_shared_by_every_loop_without_a_server_call(host, summ
     assert posts_after_fill > 0
     assert posts == []  # every repeated search was answered from the cache
     assert misses == 0 and hits > 0
-    summary.append(f"cache across loops: {first['calls']} filling searches ({posts_after_fill} server calls), "
-                   f"then {second['calls']} repeats from 3 loops: {hits} cache hits, {misses} misses, {len(posts)} server calls")
+    summary.append(
+        f"cache across loops: {first['calls']} filling searches ({posts_after_fill} server calls), "
+        f"then {second['calls']} repeats from 3 loops: {hits} cache hits, {misses} misses, {len(posts)} server calls"
+    )
 
 
 GROWTH_BOUND = 2 * 1024 * 1024  # bytes the last 1,000 searches may add, all caches full
@@ -513,7 +599,9 @@ GROWTH_BOUND = 2 * 1024 * 1024  # bytes the last 1,000 searches may add, all cac
 def test_memory_stays_bounded_over_2000_searches(host, summary):
     # The server runs in a process of its own: only the plugin's side is traced and timed.
     with remote("tei19", max_client_batch_size=32) as srv:
-        rig = Rig(host, srv, memories=60, rerank_timeout=2.0, rerank_cache=True, rerank_cache_entries=256, rerank_retries=1)
+        rig = Rig(
+            host, srv, memories=60, rerank_timeout=2.0, rerank_cache=True, rerank_cache_entries=256, rerank_retries=1
+        )
         specs = make_specs(240, seed=21, filters=False)  # more distinct searches than the cache holds
         host.run(rig.prepare(specs))
         srv.set_faults(fail_rate=0.05, seed=99, fail_delay=0.01)
@@ -544,9 +632,13 @@ def test_memory_stays_bounded_over_2000_searches(host, summary):
             gc.collect()
             growth = tracemalloc.get_traced_memory()[0] - baseline
             # Where the memory went, only when it is too much (a snapshot takes seconds).
-            top = "" if growth < GROWTH_BOUND else ", ".join(
-                f"{stat.traceback[0].filename.rsplit('/', 1)[-1]} {stat.size / 1024:.0f} KiB"
-                for stat in tracemalloc.take_snapshot().statistics("filename")[:4]
+            top = (
+                ""
+                if growth < GROWTH_BOUND
+                else ", ".join(
+                    f"{stat.traceback[0].filename.rsplit('/', 1)[-1]} {stat.size / 1024:.0f} KiB"
+                    for stat in tracemalloc.take_snapshot().statistics("filename")[:4]
+                )
             )
         finally:
             tracemalloc.stop()
@@ -580,5 +672,8 @@ def test_memory_stays_bounded_over_2000_searches(host, summary):
     # Every loop of the run has ended but the plugin's own (own_loop.py: the calibration runs there).
     assert running_loop_clients <= 1, f"{running_loop_clients} clients for running loops"
     assert growth < GROWTH_BOUND, f"grew {growth / 1024:.0f} KiB over 1,000 searches; largest holders: {top}"
-    summary.append(f"memory: {calls} searches (30 on short-lived loops); traced growth over the last 1,000: "
-                   f"{growth / 1024:.0f} KiB (bound {GROWTH_BOUND // 1024} KiB); " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+    summary.append(
+        f"memory: {calls} searches (30 on short-lived loops); traced growth over the last 1,000: "
+        f"{growth / 1024:.0f} KiB (bound {GROWTH_BOUND // 1024} KiB); "
+        + ", ".join(f"{k} {v}" for k, v in sizes.items())
+    )

@@ -56,8 +56,13 @@ def tiny_model(tmp_path_factory):
     (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
     tokenizer = transformers.BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
     config = transformers.BertConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=128, num_labels=1,
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        num_labels=1,
     )
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny matrices: more threads only add contention
@@ -85,8 +90,15 @@ def tiny_model(tmp_path_factory):
 
 
 def local_config(path, **more):
-    return {"rerank_api": "local", "rerank_local_model": str(path), "rerank_local_max_length": 64,
-            "rerank_local_device": "cpu", "rerank_cache": False, "rerank_timeout": 60, **more}
+    return {
+        "rerank_api": "local",
+        "rerank_local_model": str(path),
+        "rerank_local_max_length": 64,
+        "rerank_local_device": "cpu",
+        "rerank_cache": False,
+        "rerank_timeout": 60,
+        **more,
+    }
 
 
 @pytest.fixture
@@ -104,6 +116,7 @@ def watched(monkeypatch):
     """sentence_transformers.CrossEncoder wrapped: records each construction's thread and
     the batch size of every forward pass."""
     import sentence_transformers as st
+
     seen = {"threads": [], "instances": [], "batches": []}
     real = st.CrossEncoder
 
@@ -112,7 +125,9 @@ def watched(monkeypatch):
             seen["threads"].append(threading.current_thread())
             super().__init__(*args, **kwargs)
             seen["instances"].append(self)
-            self.model.register_forward_hook(lambda module, args, kwargs_, output: seen["batches"].append(output.logits.shape[0]), with_kwargs=True)
+            self.model.register_forward_hook(
+                lambda module, args, kwargs_, output: seen["batches"].append(output.logits.shape[0]), with_kwargs=True
+            )
 
     monkeypatch.setattr(st, "CrossEncoder", WatchedCrossEncoder)
     return seen
@@ -121,7 +136,9 @@ def watched(monkeypatch):
 def _expected_ranking(path, query, documents):
     from sentence_transformers import CrossEncoder
 
-    scores = CrossEncoder(str(path), max_length=64, device="cpu").predict([(query, d) for d in documents], show_progress_bar=False)
+    scores = CrossEncoder(str(path), max_length=64, device="cpu").predict(
+        [(query, d) for d in documents], show_progress_bar=False
+    )
     return sorted(((i, float(s)) for i, s in enumerate(scores)), key=lambda p: (-p[1], p[0]))
 
 
@@ -235,7 +252,9 @@ def test_the_probe_reports_the_local_model(tiny_model, fresh_local):
 
 
 # --- missing pieces ---------------------------------------------------------------------
-def test_without_sentence_transformers_the_probe_says_how_to_install_and_rerank_returns_none(tiny_model, fresh_local, monkeypatch):
+def test_without_sentence_transformers_the_probe_says_how_to_install_and_rerank_returns_none(
+    tiny_model, fresh_local, monkeypatch
+):
     from helpers import reranker
 
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import fails

@@ -8,18 +8,21 @@ import pytest
 from bench import locomo
 
 
-@pytest.mark.parametrize("written, read", [
-    ("D1:3", {"D1:3"}),
-    (["D1:3", "D2:14"], {"D1:3", "D2:14"}),
-    ("D8:6; D9:17", {"D8:6", "D9:17"}),
-    ("D1:3 D1:5 D2:1", {"D1:3", "D1:5", "D2:1"}),
-    ("D4:21, D4:23", {"D4:21", "D4:23"}),
-    ("D:11:26", {"D11:26"}),
-    ("D", set()),
-    ("", set()),
-    ([], set()),
-    ("D30:05", {"D30:05"}),  # kept as written: it does not meet the turn D30:5
-])
+@pytest.mark.parametrize(
+    "written, read",
+    [
+        ("D1:3", {"D1:3"}),
+        (["D1:3", "D2:14"], {"D1:3", "D2:14"}),
+        ("D8:6; D9:17", {"D8:6", "D9:17"}),
+        ("D1:3 D1:5 D2:1", {"D1:3", "D1:5", "D2:1"}),
+        ("D4:21, D4:23", {"D4:21", "D4:23"}),
+        ("D:11:26", {"D11:26"}),
+        ("D", set()),
+        ("", set()),
+        ([], set()),
+        ("D30:05", {"D30:05"}),  # kept as written: it does not meet the turn D30:5
+    ],
+)
 def test_dia_ids_in_every_written_format(written, read):
     assert locomo.dia_ids(written) == read
 
@@ -36,7 +39,8 @@ def test_session_date_in_the_hosts_timestamp_format():
 
 def _conversation() -> dict:
     return {
-        "speaker_a": "Ana", "speaker_b": "Ben",
+        "speaker_a": "Ana",
+        "speaker_b": "Ben",
         "session_1_date_time": "9:00 am on 2 March, 2022",
         "session_2_date_time": "3:30 pm on 9 March, 2022",
         "session_1": [{"speaker": "Ana", "dia_id": "D1:1", "text": "hello"}],
@@ -59,8 +63,10 @@ def _conversation() -> dict:
 
 def test_with_turns_every_turn_is_a_memory_and_the_gold_is_the_turns_the_evidence_names():
     data = _conversation()
-    data["session_1"] = [{"speaker": "Ana", "dia_id": "D1:1", "text": "I keep bees now."},
-                         {"speaker": "Ben", "dia_id": "D1:2", "text": "Look!", "blip_caption": "a photo of a tuba"}]
+    data["session_1"] = [
+        {"speaker": "Ana", "dia_id": "D1:1", "text": "I keep bees now."},
+        {"speaker": "Ben", "dia_id": "D1:2", "text": "Look!", "blip_caption": "a photo of a tuba"},
+    ]
     conv = locomo.read_conversation("7", data, turns=True)
     assert [(m["text"], m["timestamp"], set(m["dia_ids"])) for m in conv.memories] == [
         ("Ana: I keep bees now.", "2022-03-02 09:00:00", {"D1:1"}),

@@ -20,7 +20,9 @@ from tests.servers import hostile
 QUERY = "how do I restart the grafana container"
 DOCS = ["The user is vegetarian.", "To restart the grafana container run docker compose restart grafana."]
 DEEP_BRACKETS = b"[" * 60000
-DEEP_MODEL_LIST = json.dumps({"error": {"message": "Invalid model. Available model names are [" + "-" * 25000 + "1]"}}).encode()
+DEEP_MODEL_LIST = json.dumps(
+    {"error": {"message": "Invalid model. Available model names are [" + "-" * 25000 + "1]"}}
+).encode()
 # Padded past the size the client decodes in a thread, where the stack is shallow: it
 # decodes there, and printing its error on the event loop ran out of stack.
 DEEP_ERROR_ON_200 = b'{"error": ' + b"[" * 980 + b"]" * 980 + b"}" + b" " * (client._PARSE_IN_THREAD_BYTES + 1024)
@@ -39,16 +41,20 @@ def _score(url: str, path: str = "/v1/rerank") -> list[float]:
     return asyncio.run(client.score(settings, Route(RERANK, path), QUERY, DOCS, Deadline.after(5)))
 
 
-@pytest.mark.parametrize("body", [DEEP_BRACKETS.decode(), DEEP_MODEL_LIST.decode(),
-                                  "Available model names are [" + "~" * 25000 + "1]"],
-                         ids=["60000 brackets", "model list in JSON", "model list in text"])
+@pytest.mark.parametrize(
+    "body",
+    [DEEP_BRACKETS.decode(), DEEP_MODEL_LIST.decode(), "Available model names are [" + "~" * 25000 + "1]"],
+    ids=["60000 brackets", "model list in JSON", "model list in text"],
+)
 def test_an_error_body_nested_too_deeply_is_read_as_not_structured(body):
     answer = server_errors.read(body)  # before: RecursionError / MemoryError
     assert answer.models == () and answer.batch_limit is None
     assert len(answer.message) <= server_errors.MESSAGE_CHARS
 
 
-@pytest.mark.parametrize("status, body", [(422, DEEP_BRACKETS), (400, DEEP_MODEL_LIST)], ids=["422 brackets", "400 model list"])
+@pytest.mark.parametrize(
+    "status, body", [(422, DEEP_BRACKETS), (400, DEEP_MODEL_LIST)], ids=["422 brackets", "400 model list"]
+)
 def test_a_deeply_nested_error_answer_is_a_server_error_naming_its_status_and_the_probe_goes_on(status, body):
     with hostile.serve("tei19", {"/v1/rerank": _answer(status, body)}) as srv:
         with pytest.raises(ServerError) as caught:

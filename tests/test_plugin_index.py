@@ -37,8 +37,16 @@ GITHUB_REPO_URL = re.compile(r"^https?://github\.com/([^/]+)/([^/]+?)(?:\.git)?/
 # how scripts/update_index_stars.py reads the version from plugin.yaml
 VERSION_LINE = re.compile(r"(?m)^version\s*:\s*(['\"]?)([^'\"#\n]+)\1\s*(?:#.*)?$")
 # the fields of Agent Zero's PluginMetadata (helpers/plugins.py), which the installer validates
-PLUGIN_YAML_FIELDS = {"name", "title", "description", "version", "settings_sections", "per_project_config",
-                      "per_agent_config", "always_enabled"}
+PLUGIN_YAML_FIELDS = {
+    "name",
+    "title",
+    "description",
+    "version",
+    "settings_sections",
+    "per_project_config",
+    "per_agent_config",
+    "always_enabled",
+}
 IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".webp": "WEBP"}
 
 
@@ -106,7 +114,9 @@ def test_every_screenshot_is_a_full_url_to_a_file_here_of_at_most_2_mb(draft):
         suffix = Path(urllib.parse.urlparse(url).path).suffix.lower()
         assert suffix in ALLOWED_IMAGE_EXTS, url
         path = _local_screenshot(url, draft["github"])
-        assert path.is_file(), f"{path} is missing: A0_RERANKER_DOC_SCREENSHOTS=1 bash tests/run.sh tests/test_browser_panel.py"
+        assert path.is_file(), (
+            f"{path} is missing: A0_RERANKER_DOC_SCREENSHOTS=1 bash tests/run.sh tests/test_browser_panel.py"
+        )
         assert 10_000 < path.stat().st_size <= SCREENSHOT_MAX_BYTES
         with Image.open(path) as image:
             assert image.format == IMAGE_FORMATS[suffix] and image.width >= 800

@@ -59,12 +59,15 @@ def scorer_for(table):
 def set_memory_config(host, n):
     """Recall reads every memory (threshold 0) and keeps all ``n`` of them."""
     defaults = yaml.safe_load((host.root / "plugins" / "_memory" / "default_config.yaml").read_text())
-    host.set_config({
-        **defaults,
-        "memory_recall_similarity_threshold": 0.0,
-        "memory_recall_memories_max_search": n,
-        "memory_recall_memories_max_result": n,
-    }, plugin="_memory")
+    host.set_config(
+        {
+            **defaults,
+            "memory_recall_similarity_threshold": 0.0,
+            "memory_recall_memories_max_search": n,
+            "memory_recall_memories_max_result": n,
+        },
+        plugin="_memory",
+    )
 
 
 def set_plugin(host, **config):
@@ -154,6 +157,7 @@ def reference(table, kind, *, min_score=None, relative=0.0, weight=0.0, half_lif
         return ordered
     picked, rest = [], list(ordered)
     while rest:
+
         def gain(t):
             penalty = max((similarity(t, p) for p in picked), default=0.0)
             return lam * value[t] - (1 - lam) * penalty
@@ -261,7 +265,9 @@ def test_a_floor_above_everything_returns_nothing_and_the_status_says_why(host):
             assert "rerank_min_score 0.9999" in text
             # Shadow mode measures only: the agent still gets the host's memories.
             expected = await _host_order(host, agent)
-            texts, docs = await recall_texts(host, agent, rerank_endpoint=srv.url, rerank_min_score=0.9999, rerank_apply=False)
+            texts, docs = await recall_texts(
+                host, agent, rerank_endpoint=srv.url, rerank_min_score=0.9999, rerank_apply=False
+            )
             assert [id(d) for d in docs] == [id(d) for d in expected]
 
     host.run(main())
@@ -273,7 +279,11 @@ def test_recency_blends_age_into_relevance(host, kind):
         agent, memory = await build(host, CORPUS)
         with start(kind, scorer=scorer_for(CORPUS)) as srv:
             texts, _ = await recall_texts(
-                host, agent, rerank_endpoint=srv.url, rerank_recency_weight=0.5, rerank_recency_half_life_days=10,
+                host,
+                agent,
+                rerank_endpoint=srv.url,
+                rerank_recency_weight=0.5,
+                rerank_recency_half_life_days=10,
             )
         expected = reference(CORPUS, kind, weight=0.5, half_life=10)
         assert texts == expected
@@ -297,7 +307,9 @@ def test_undated_memories_and_knowledge_files_get_the_pools_mean_recency(host):
     async def main():
         agent, memory = await build(host, table)
         with start("tei19", scorer=scorer_for(table)) as srv:
-            texts, _ = await recall_texts(host, agent, rerank_endpoint=srv.url, rerank_recency_weight=0.9, rerank_recency_half_life_days=1)
+            texts, _ = await recall_texts(
+                host, agent, rerank_endpoint=srv.url, rerank_recency_weight=0.9, rerank_recency_half_life_days=1
+            )
         assert texts == list(table)  # pure relevance order, although every dated one is 20 half-lives old
 
     host.run(main())
@@ -372,10 +384,17 @@ def test_floor_recency_and_diversity_compose(host, kind):
         agent, memory = await build(host, table)
         with start(kind, scorer=scorer_for(table)) as srv:
             texts, _ = await recall_texts(
-                host, agent, rerank_endpoint=srv.url, rerank_relative_floor=0.3,
-                rerank_recency_weight=0.3, rerank_recency_half_life_days=15, rerank_mmr_lambda=0.7,
+                host,
+                agent,
+                rerank_endpoint=srv.url,
+                rerank_relative_floor=0.3,
+                rerank_recency_weight=0.3,
+                rerank_recency_half_life_days=15,
+                rerank_mmr_lambda=0.7,
             )
-        expected = reference(table, kind, relative=0.3, weight=0.3, half_life=15, lam=0.7, similarity=host.embeddings.similarity)
+        expected = reference(
+            table, kind, relative=0.3, weight=0.3, half_life=15, lam=0.7, similarity=host.embeddings.similarity
+        )
         assert texts == expected
         # Each feature left its mark: some dropped, and neither plain nor recency-only order.
         assert len(texts) < len(table)
@@ -386,12 +405,15 @@ def test_floor_recency_and_diversity_compose(host, kind):
 
 
 # --- the pieces, directly ---------------------------------------------------------------
-@pytest.mark.parametrize("scale, scores, expected", [
-    ("probability", [0.2, 1.0, 0.0], [0.2, 1.0, 0.0]),
-    ("cosine", [-1.0, 0.0, 1.0], [0.0, 0.5, 1.0]),
-    ("logit", [0.0, 800.0, -800.0], [0.5, 1.0, 0.0]),
-    ("bm25", [0.0, 2.0, 4.0], [0.0, 0.5, 1.0]),
-])
+@pytest.mark.parametrize(
+    "scale, scores, expected",
+    [
+        ("probability", [0.2, 1.0, 0.0], [0.2, 1.0, 0.0]),
+        ("cosine", [-1.0, 0.0, 1.0], [0.0, 0.5, 1.0]),
+        ("logit", [0.0, 800.0, -800.0], [0.5, 1.0, 0.0]),
+        ("bm25", [0.0, 2.0, 4.0], [0.0, 0.5, 1.0]),
+    ],
+)
 def test_normalise_per_scale(scale, scores, expected):
     from helpers.recall.policies import normalise
 
@@ -423,6 +445,7 @@ def test_relative_floor_ignores_a_probe_that_ranked_wrongly():
 def test_without_a_reranker_recency_and_diversity_order_the_fused_list(host):
     """No server: the policies act on the fused order (its rank fusion scores as relevance);
     at recency weight 1 that is age alone, newest first."""
+
     async def main():
         agent, memory = await build(host, CORPUS)
         texts, docs = await recall_texts(host, agent, rerank_recency_weight=1.0, rerank_recency_half_life_days=10)

@@ -96,16 +96,27 @@ def test_the_pool_is_what_a_brute_force_read_finds_and_the_host_result_is_the_ho
         checked = 0
         for text in _queries(rng, 12):
             for filter_ in FILTERS:
-                floor, threshold, limit = rng.choice([0.0, 0.55, 0.6]), rng.choice([0.0, 0.6, 0.7]), rng.choice([3, 8, 12])
+                floor, threshold, limit = (
+                    rng.choice([0.0, 0.55, 0.6]),
+                    rng.choice([0.0, 0.6, 0.7]),
+                    rng.choice([3, 8, 12]),
+                )
                 # each role's list as deep as asked: the message deeper than the host's query
                 depths = {"host": rng.choice([5, 10, 20]), "message": rng.choice([5, 20, 40])}
                 searches = texts.Searches(host=text, message=text.split(" on ")[0])
-                found = await store_search.search(memory, searches, depths, min(floor, threshold), limit, threshold, filter_)
+                found = await store_search.search(
+                    memory, searches, depths, min(floor, threshold), limit, threshold, filter_
+                )
                 for role, query in searches.texts().items():
                     want = _brute_force(memory, query, depths[role], min(floor, threshold), filter_)
                     assert [id(d) for d, _ in found.lists[role]] == [id(d) for d in want], (role, query, filter_)
                 host_result = await original(memory, text, limit, threshold, filter_)
-                assert [id(d) for d in found.host_result] == [id(d) for d in host_result], (text, filter_, limit, threshold)
+                assert [id(d) for d in found.host_result] == [id(d) for d in host_result], (
+                    text,
+                    filter_,
+                    limit,
+                    threshold,
+                )
                 checked += 1
         assert checked == 48
 
@@ -121,7 +132,9 @@ def test_both_searches_of_a_recall_share_one_scan_of_the_index(host):
         index = memory.db.index
         real = index.range_search
         index.range_search = lambda queries, radius: scans.append(len(queries)) or real(queries, radius)
-        searches = texts.Searches(host="the host's long query about grafana", message="grafana", followup="grafana\n\nand docker")
+        searches = texts.Searches(
+            host="the host's long query about grafana", message="grafana", followup="grafana\n\nand docker"
+        )
         await store_search.search(memory, searches, EVERY_20, 0.55, 12, 0.7, FILTERS[1])
         await store_search.search(memory, searches, EVERY_20, 0.55, 8, 0.7, FILTERS[2])
         assert scans == [3]  # three texts, one call, for both searches
@@ -140,7 +153,9 @@ def test_a_search_with_nothing_above_the_floor_and_an_empty_store(host):
         found = await store_search.search(memory, texts.Searches(host="zzzz qqqq"), EVERY_20, 0.99, 5, 0.99, FILTERS[1])
         assert found.lists == {"host": []} and found.host_result == []
         empty = await host.memory(host.agent(), subdir="empty")
-        found = await store_search.search(empty, texts.Searches(host="grafana", message="grafana port"), EVERY_20, 0.0, 5, 0.0, "")
+        found = await store_search.search(
+            empty, texts.Searches(host="grafana", message="grafana port"), EVERY_20, 0.0, 5, 0.0, ""
+        )
         assert found.lists == {"message": [], "host": []} and found.host_result == []
 
     asyncio.run(main())

@@ -107,20 +107,23 @@ def test_redact_leaves_ordinary_prose_alone(text):
 
 
 # --- which endpoints are private --------------------------------------------------------
-@pytest.mark.parametrize("endpoint, allowed", [
-    ("http://127.0.0.1:8080", True),
-    ("http://localhost:8080", True),
-    ("http://[::1]:8080", True),
-    ("http://10.1.2.3", True),
-    ("http://172.16.0.9", True),
-    ("http://192.168.1.20:7997", True),
-    ("http://169.254.1.1", True),
-    ("http://[fd00::5]", True),
-    ("http://100.101.102.103", True),  # Tailscale / carrier-grade NAT (RFC 6598)
-    ("http://8.8.8.8", False),
-    ("http://[2001:4860:4860::8888]", False),
-    (PUBLIC, False),
-])
+@pytest.mark.parametrize(
+    "endpoint, allowed",
+    [
+        ("http://127.0.0.1:8080", True),
+        ("http://localhost:8080", True),
+        ("http://[::1]:8080", True),
+        ("http://10.1.2.3", True),
+        ("http://172.16.0.9", True),
+        ("http://192.168.1.20:7997", True),
+        ("http://169.254.1.1", True),
+        ("http://[fd00::5]", True),
+        ("http://100.101.102.103", True),  # Tailscale / carrier-grade NAT (RFC 6598)
+        ("http://8.8.8.8", False),
+        ("http://[2001:4860:4860::8888]", False),
+        (PUBLIC, False),
+    ],
+)
 def test_private_only_allows_loopback_and_private_networks(network, endpoint, allowed):
     from helpers.scoring.endpoint_guard import check
     from helpers.scoring.scorers import REMOTE
@@ -137,14 +140,31 @@ def test_a_name_resolving_to_a_private_address_is_allowed(network, monkeypatch):
     from helpers.scoring.scorers import REMOTE
     from helpers.settings import Settings
 
-    monkeypatch.setattr(socket, "getaddrinfo", lambda host, port, *a, **k: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.168.1.5", 0))])
-    assert asyncio.run(check(Settings.from_mapping({"rerank_private_only": True, "rerank_endpoint": "http://reranker.lan:8080"}), REMOTE)) == ""
+    monkeypatch.setattr(
+        socket,
+        "getaddrinfo",
+        lambda host, port, *a, **k: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.168.1.5", 0))],
+    )
+    assert (
+        asyncio.run(
+            check(
+                Settings.from_mapping({"rerank_private_only": True, "rerank_endpoint": "http://reranker.lan:8080"}),
+                REMOTE,
+            )
+        )
+        == ""
+    )
 
 
 def test_a_public_endpoint_is_refused_before_any_connection(network):
     from helpers import reranker
 
-    config = {"rerank_endpoint": PUBLIC, "rerank_private_only": True, "rerank_api_key": "sk-test-not-real", "rerank_timeout": 2}
+    config = {
+        "rerank_endpoint": PUBLIC,
+        "rerank_private_only": True,
+        "rerank_api_key": "sk-test-not-real",
+        "rerank_timeout": 2,
+    }
     assert reranker.rerank("grafana port", ["grafana listens on 3000", "the garden"], config=config) is None
     report = reranker.probe(config)
     assert report["ok"] is False and report["verdict"] == "refused"
@@ -192,7 +212,9 @@ def test_the_server_sees_masked_text_and_the_agent_the_original(host, network, r
             _set_plugin(host, rerank_endpoint=srv.url, rerank_redact=redact, rerank_private_only=True)
             got = await host.recall(agent, "what is the nas admin password: hunter2 or not", "")
         bodies = [r.json for r in srv.requests if r.method == "POST" and isinstance(r.json, dict) and "texts" in r.json]
-        memory_bodies = [b for b in bodies if "France" not in b["query"] and calibration_question_in(b["query"]) is None]  # not the probe nor the calibration
+        memory_bodies = [
+            b for b in bodies if "France" not in b["query"] and calibration_question_in(b["query"]) is None
+        ]  # not the probe nor the calibration
         assert memory_bodies
         sent = json.dumps(memory_bodies, ensure_ascii=False)
         raw = ("hunter2", "sk-proj-abcdef1234567890XYZ", "ops.team@example.org", "§§secret(NAS_PASSWORD)")

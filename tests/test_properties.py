@@ -35,7 +35,10 @@ json_like = st.recursive(
 score_keys = st.sampled_from(["relevance_score", "score"])
 result_items = st.lists(
     st.fixed_dictionaries(
-        {"index": st.one_of(st.integers(-2, 8), st.booleans(), st.text(max_size=2)), "relevance_score": scalars | numbers},
+        {
+            "index": st.one_of(st.integers(-2, 8), st.booleans(), st.text(max_size=2)),
+            "relevance_score": scalars | numbers,
+        },
         optional={"score": numbers, "document": json_like},
     ),
     max_size=8,
@@ -44,7 +47,12 @@ containers = st.sampled_from(["results", "data"])
 near_payloads = st.one_of(
     result_items,
     st.builds(lambda name, items: {name: items}, containers, result_items),
-    st.builds(lambda name, items, extra: {name: items, **extra}, containers, result_items, st.dictionaries(st.sampled_from(["error", "object", "message"]), json_like, max_size=2)),
+    st.builds(
+        lambda name, items, extra: {name: items, **extra},
+        containers,
+        result_items,
+        st.dictionaries(st.sampled_from(["error", "object", "message"]), json_like, max_size=2),
+    ),
 )
 
 
@@ -65,7 +73,9 @@ def test_parsers_return_n_finite_scores_placed_by_index_or_raise_a_typed_error(d
     assert len(scores) == n
     assert all(type(s) is float and math.isfinite(s) for s in scores)
     names = getattr(dialect, "containers", ("data",) if dialect is SCORE else ())
-    items = payload if isinstance(payload, list) else next(payload[c] for c in names if isinstance(payload.get(c), list))
+    items = (
+        payload if isinstance(payload, list) else next(payload[c] for c in names if isinstance(payload.get(c), list))
+    )
     assert sorted(item["index"] for item in items) == list(range(n))
     for item in items:
         assert scores[item["index"]] == float(_score_of(dialect, item))
@@ -83,7 +93,10 @@ def test_a_valid_answer_in_any_order_is_read_by_index(n, data):
 
 
 @FAST
-@given(body=st.one_of(st.binary(max_size=200), json_like.map(lambda v: json.dumps(v, allow_nan=True).encode())), content_type=st.sampled_from(["", "application/json", "text/html", "text/plain"]))
+@given(
+    body=st.one_of(st.binary(max_size=200), json_like.map(lambda v: json.dumps(v, allow_nan=True).encode())),
+    content_type=st.sampled_from(["", "application/json", "text/html", "text/plain"]),
+)
 @example(body=b"[" * 100_000, content_type="application/json")  # nesting deeper than the recursion limit
 @example(body=b"1" * 5000, content_type="application/json")  # more digits than int() converts
 @example(body=b"[NaN, Infinity, -Infinity]", content_type="application/json")
@@ -99,7 +112,9 @@ def test_decode_json_returns_a_value_or_raises_malformed(body, content_type):
 settings_values = st.one_of(
     scalars,
     numbers.map(str),
-    st.sampled_from(["true", "off", "", " 12 ", "1e3", "nan", "inf", "-1", "http://127.0.0.1:8080/", "ftp://x", "auto", "LEXICAL"]),
+    st.sampled_from(
+        ["true", "off", "", " 12 ", "1e3", "nan", "inf", "-1", "http://127.0.0.1:8080/", "ftp://x", "auto", "LEXICAL"]
+    ),
     st.binary(max_size=8),
     st.lists(scalars, max_size=3),
     st.dictionaries(st.text(max_size=4), scalars, max_size=2),
@@ -108,7 +123,11 @@ settings_values = st.one_of(
 
 
 @FAST
-@given(mapping=st.dictionaries(st.one_of(st.sampled_from(sorted(LIMITS)), st.text(max_size=8)), settings_values, max_size=8))
+@given(
+    mapping=st.dictionaries(
+        st.one_of(st.sampled_from(sorted(LIMITS)), st.text(max_size=8)), settings_values, max_size=8
+    )
+)
 def test_settings_from_any_mapping_is_settings_or_a_settings_error_naming_a_key(mapping):
     try:
         result = Settings.from_mapping(mapping)
@@ -128,11 +147,29 @@ def test_bm25_gives_one_finite_score_per_document(query, documents):
 
 
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
-fragments = st.sampled_from([
-    "alice@example.com", "bob.smith+tag@mail.co.uk", "@", ".", " ", "password", "password: hunter2", "token is ",
-    "api_key=", "Bearer abcdefghijklmnopqrstu", "sk-0123456789abcdefghijk", "§§secret(KEY)", "AKIA",
-    "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6", "\n", "é", "[email]", "[key]", "https://u:p@host/",
-])
+fragments = st.sampled_from(
+    [
+        "alice@example.com",
+        "bob.smith+tag@mail.co.uk",
+        "@",
+        ".",
+        " ",
+        "password",
+        "password: hunter2",
+        "token is ",
+        "api_key=",
+        "Bearer abcdefghijklmnopqrstu",
+        "sk-0123456789abcdefghijk",
+        "§§secret(KEY)",
+        "AKIA",
+        "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6",
+        "\n",
+        "é",
+        "[email]",
+        "[key]",
+        "https://u:p@host/",
+    ]
+)
 texts = st.lists(st.one_of(fragments, st.text(max_size=10)), max_size=12).map("".join)
 
 
@@ -157,12 +194,27 @@ def test_an_email_set_off_from_the_text_is_masked(before, email, after, sep):
 
 
 CONDITIONS = [
-    "area == 'main' or area == 'fragments'", "area == 'solutions'", "area in ['main', 'x']", "area is None",
-    "knowledge_source == True", "n > 3 and area != 'main'", "n is True", "n == 1", "tags == 1", "not area",
-    "area.startswith('m')", "int(n) > 2", "missing == 1", "area ==", "",
+    "area == 'main' or area == 'fragments'",
+    "area == 'solutions'",
+    "area in ['main', 'x']",
+    "area is None",
+    "knowledge_source == True",
+    "n > 3 and area != 'main'",
+    "n is True",
+    "n == 1",
+    "tags == 1",
+    "not area",
+    "area.startswith('m')",
+    "int(n) > 2",
+    "missing == 1",
+    "area ==",
+    "",
 ]
-meta_values = st.one_of(st.sampled_from(["main", "fragments", "solutions", "", None, True, False, 1, 1.0, 0, 4]),
-                        st.lists(st.integers(0, 2), max_size=2), scalars)
+meta_values = st.one_of(
+    st.sampled_from(["main", "fragments", "solutions", "", None, True, False, 1, 1.0, 0, 4]),
+    st.lists(st.integers(0, 2), max_size=2),
+    scalars,
+)
 metadata = st.dictionaries(st.sampled_from(["area", "n", "tags", "knowledge_source", "id"]), meta_values, max_size=5)
 
 

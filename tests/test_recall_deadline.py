@@ -89,8 +89,11 @@ def host_timeout(host, agent, monkeypatch, seconds: float) -> None:
     _50_recall_memories.py as a module object of its own, not the one import_module finds."""
     from helpers import extension
 
-    recall_class, = [cls for cls in extension._get_extension_classes("message_loop_prompts_after", agent=agent)
-                     if cls.__module__ == "_50_recall_memories"]
+    (recall_class,) = [
+        cls
+        for cls in extension._get_extension_classes("message_loop_prompts_after", agent=agent)
+        if cls.__module__ == "_50_recall_memories"
+    ]
     monkeypatch.setitem(recall_class.execute.__globals__, "SEARCH_TIMEOUT", seconds)
 
 
@@ -146,8 +149,9 @@ def test_the_hosts_post_filter_keeps_its_reserve_of_the_hosts_time(host, monkeyp
     monkeypatch.setattr(deadlines, "HOST_MARGIN_S", 0.5)
     monkeypatch.setattr(deadlines, "POST_FILTER_RESERVE_S", 1.0)
     agent, memory = enabled_store(host)
-    set_memory_config(host, memory_recall_similarity_threshold=0.0, memory_recall_query_prep=True,
-                      memory_recall_post_filter=True)
+    set_memory_config(
+        host, memory_recall_similarity_threshold=0.0, memory_recall_query_prep=True, memory_recall_post_filter=True
+    )
 
     async def model(system: str, message: str) -> str:
         if "## Memories" in message:

@@ -7,10 +7,21 @@ import asyncio
 import pytest
 
 from tests.host.recall import (
-    HISTORY, QUESTION, enabled_store, free_port, ids, no_server_recall, set_memory_config, set_plugin,
-    spy_searches, store, unwrapped_recall, wrapped_module,
+    HISTORY,
+    QUESTION,
+    enabled_store,
+    free_port,
+    ids,
+    no_server_recall,
+    set_memory_config,
+    set_plugin,
+    spy_searches,
+    store,
+    unwrapped_recall,
+    wrapped_module,
 )
 from tests.servers import relevance, start
+
 
 def test_a_memory_ranked_25th_of_60_reaches_the_top_5(host):
     async def main():
@@ -79,15 +90,21 @@ def test_other_callers_get_the_original_objects(live):
         srv.clear()
         # consolidation
         with_plugin = await host.find_similar(agent, "the user keeps notes on grafana and docker")
-        expected = await _with_original(Memory, original, host.find_similar(agent, "the user keeps notes on grafana and docker"))
+        expected = await _with_original(
+            Memory, original, host.find_similar(agent, "the user keeps notes on grafana and docker")
+        )
         assert ids(with_plugin) == ids(expected)
         # dashboard
         dash = await host.dashboard_search("grafana docker", threshold=0.0, limit=10)
-        dash_plain = await _with_original(Memory, original, host.dashboard_search("grafana docker", threshold=0.0, limit=10))
+        dash_plain = await _with_original(
+            Memory, original, host.dashboard_search("grafana docker", threshold=0.0, limit=10)
+        )
         assert dash == dash_plain
         # delete-by-query: deletes exactly what the host would have deleted
         before = set(memory.db.docstore._dict)
-        expected_ids = {d.metadata["id"] for d in await original(memory, "memory 7: notes on", 100, 0.0, "area == 'main'")}
+        expected_ids = {
+            d.metadata["id"] for d in await original(memory, "memory 7: notes on", 100, 0.0, "area == 'main'")
+        }
         removed = await memory.delete_documents_by_query("memory 7: notes on", 0.0, "area == 'main'")
         assert {d.metadata["id"] for d in removed} == expected_ids
         assert set(memory.db.docstore._dict) == before - expected_ids
@@ -121,8 +138,11 @@ def pool_posts(srv, memory):
     """The reranking calls that read stored memories: the recall's own, not the calibration's
     (its questions are the plugin's, and under load they may come last)."""
     stored = {d.page_content for d in memory.db.docstore._dict.values()}
-    return [r for r in srv.requests if r.method == "POST" and isinstance(r.json, dict)
-            and r.json.get("texts") and set(r.json["texts"]) <= stored]
+    return [
+        r
+        for r in srv.requests
+        if r.method == "POST" and isinstance(r.json, dict) and r.json.get("texts") and set(r.json["texts"]) <= stored
+    ]
 
 
 def _fault_cases():

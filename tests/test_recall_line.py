@@ -17,7 +17,9 @@ def tie_free_texts(n: int = 60) -> list[str]:
     """Memories whose similarities to the question all differ: how often each names grafana
     and atlas is its own. (Equal similarities would leave "the host's first" to the order
     FAISS happens to break ties in, which its two search paths do differently.)"""
-    return [f"memory {i}: notes" + " grafana" * (i % 9) + " atlas" * (i // 9) + f" and {FILLER[i % 20]}" for i in range(n)]
+    return [
+        f"memory {i}: notes" + " grafana" * (i % 9) + " atlas" * (i // 9) + f" and {FILLER[i % 20]}" for i in range(n)
+    ]
 
 
 @pytest.fixture
@@ -58,9 +60,12 @@ def part(shown, host, applied=True):
     new = sum(1 for d in shown if id(d) not in host_ids)
     changed = not host or shown[0] is not host[0]
     if applied:
-        return f"{new} of {len(shown)} that Agent Zero alone would not have shown, " + ("first one changed" if changed else "same first one")
+        return f"{new} of {len(shown)} that Agent Zero alone would not have shown, " + (
+            "first one changed" if changed else "same first one"
+        )
     return f"{new} of {len(shown)} would be ones Agent Zero alone does not show, " + (
-        "the first one would change" if changed else "the same first one")
+        "the first one would change" if changed else "the same first one"
+    )
 
 
 def expected_line(head, result, host_alone, applied=True):
@@ -75,7 +80,9 @@ def test_built_in_fusion(chat):
     result, item = host.run(recall_step(host, agent))
     line = assert_host_lines_untouched(item, result)
     assert line == expected_line("ordered by the plugin's own searches, no reranker", result, host_alone)
-    assert "1 of" in line or "2 of" in line or "3 of" in line or "4 of" in line or "5 of" in line  # it found something new
+    assert (
+        "1 of" in line or "2 of" in line or "3 of" in line or "4 of" in line or "5 of" in line
+    )  # it found something new
 
 
 def test_with_a_reranker_server(chat):
@@ -97,17 +104,23 @@ def test_with_the_built_in_lexical_reranker(chat):
     line = assert_host_lines_untouched(item, result)
     # BM25 orders the calibration questions worse than Agent Zero's own embedder: it answers,
     # and the line says it has no say (helpers/scoring/calibration.py).
-    assert line == expected_line("ordered by the plugin's own searches, no reranker; the built-in word matcher (BM25) answered, "
-                                 "but has no say: it did not order the calibration questions clearly better than Agent Zero's own search",
-                                 result, host_alone)
+    assert line == expected_line(
+        "ordered by the plugin's own searches, no reranker; the built-in word matcher (BM25) answered, "
+        "but has no say: it did not order the calibration questions clearly better than Agent Zero's own search",
+        result,
+        host_alone,
+    )
 
 
-@pytest.mark.parametrize("case, words", [
-    ("down", "the server could not be reached"),
-    ("500", "the server answered HTTP 500"),
-    ("slow", "no answer within 0.5 s"),
-    ("garbage", "its answer could not be read"),
-])
+@pytest.mark.parametrize(
+    "case, words",
+    [
+        ("down", "the server could not be reached"),
+        ("500", "the server answered HTTP 500"),
+        ("slow", "no answer within 0.5 s"),
+        ("garbage", "its answer could not be read"),
+    ],
+)
 def test_a_reranker_that_is_unavailable_says_why_in_plain_words(chat, case, words):
     host, agent, memory = chat
     with start("tei19") as srv:
@@ -116,10 +129,14 @@ def test_a_reranker_that_is_unavailable_says_why_in_plain_words(chat, case, word
         if case == "down":
             set_plugin(host, rerank_endpoint=f"http://127.0.0.1:{free_port()}", rerank_timeout=0.5, rerank_retries=0)
         else:
-            srv.set_faults(**{"500": {"statuses": [500] * 20}, "slow": {"delay": 2.0}, "garbage": {"body": "malformed"}}[case])
+            srv.set_faults(
+                **{"500": {"statuses": [500] * 20}, "slow": {"delay": 2.0}, "garbage": {"body": "malformed"}}[case]
+            )
         result, item = host.run(recall_step(host, agent))
     line = assert_host_lines_untouched(item, result)
-    assert line.startswith(f"ordered by the plugin's own searches, no reranker; the reranker was not used: {words} — memories: "), line
+    assert line.startswith(
+        f"ordered by the plugin's own searches, no reranker; the reranker was not used: {words} — memories: "
+    ), line
 
 
 def test_a_fallback_to_the_hosts_own_order_says_why(chat):
@@ -127,8 +144,10 @@ def test_a_fallback_to_the_hosts_own_order_says_why(chat):
     set_plugin(host, rerank_candidates="many")
     result, item = host.run(recall_step(host, agent))
     line = assert_host_lines_untouched(item, result)
-    assert line == ("Agent Zero's own order (the setting rerank_candidates is invalid) — "
-                    "memories: as Agent Zero found them; solutions: as Agent Zero found them")
+    assert line == (
+        "Agent Zero's own order (the setting rerank_candidates is invalid) — "
+        "memories: as Agent Zero found them; solutions: as Agent Zero found them"
+    )
 
 
 def test_shadow_mode_says_what_applying_would_have_changed(chat):
@@ -140,7 +159,9 @@ def test_shadow_mode_says_what_applying_would_have_changed(chat):
         result, item = host.run(recall_step(host, agent))
     line = assert_host_lines_untouched(item, result)
     # the agent got the host's own result; the line says what the applied order would change
-    assert line == expected_line("shadow mode, not applied: reranked by your TEI server", applied, result, applied=False)
+    assert line == expected_line(
+        "shadow mode, not applied: reranked by your TEI server", applied, result, applied=False
+    )
 
 
 def test_a_missing_or_odd_log_item_is_skipped(chat, monkeypatch):
@@ -192,4 +213,8 @@ def test_the_line_never_holds_a_servers_own_words(chat):
     line = item.kvps["reranker"]
     status = host.import_plugin("helpers.recall.wrapper").STATS.snapshot()["last_error"]["reason"]
     assert "HTTP 422" in status and len(status) > len("reranker unavailable: ServerError: HTTP 422")
-    assert "the server answered HTTP 422" in line and "{" not in line and status.split("HTTP 422", 1)[1].strip(": ")[:20] not in line
+    assert (
+        "the server answered HTTP 422" in line
+        and "{" not in line
+        and status.split("HTTP 422", 1)[1].strip(": ")[:20] not in line
+    )

@@ -18,15 +18,54 @@ from tests import privacy_reference
 from tests.servers import start
 
 # --- ordinary text: the same masks as before --------------------------------------------------
-WORDS = ["the", "grafana", "container", "restart", "policy", "token", "password", "secret", "is", "was",
-         "valid", "api_key", "DB_PASSWORD", "max_tokens", "v1.2", "atlas", "port", "3001", "my", "Bearer", "user"]
+WORDS = [
+    "the",
+    "grafana",
+    "container",
+    "restart",
+    "policy",
+    "token",
+    "password",
+    "secret",
+    "is",
+    "was",
+    "valid",
+    "api_key",
+    "DB_PASSWORD",
+    "max_tokens",
+    "v1.2",
+    "atlas",
+    "port",
+    "3001",
+    "my",
+    "Bearer",
+    "user",
+]
 SECRETS = [
-    "password: hunter2", "DB_PASSWORD=s3cr3t!", "OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234", "client_secret: 'a b c'",
-    "my password is hunter2", "the token is valid", "token_limit=5", "max_tokens: 512", "Bearer abcdefghijklmnop.qrs",
-    "sk-ant-api03-ABCDEFGHIJKLMNOPQRSTUV", "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ", "xoxb-1234567890-abc", "hf_ABCDEFGHIJKLMNOPQRSTUVWX",
-    "AKIAABCDEFGHIJKLMNOP", "eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK", "§§secret(OPENAI_KEY)", "https://bob:pw123@db.lan/x",
-    "ops@example.org", "first.last+tag@mail.example.co.uk", "a@b.c", "x@y.zz%q@r.st", "0123456789abcdef0123456789abcdef",
-    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "my_long_snake_case_name_with_version_v1_2_3",
+    "password: hunter2",
+    "DB_PASSWORD=s3cr3t!",
+    "OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234",
+    "client_secret: 'a b c'",
+    "my password is hunter2",
+    "the token is valid",
+    "token_limit=5",
+    "max_tokens: 512",
+    "Bearer abcdefghijklmnop.qrs",
+    "sk-ant-api03-ABCDEFGHIJKLMNOPQRSTUV",
+    "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "xoxb-1234567890-abc",
+    "hf_ABCDEFGHIJKLMNOPQRSTUVWX",
+    "AKIAABCDEFGHIJKLMNOP",
+    "eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK",
+    "§§secret(OPENAI_KEY)",
+    "https://bob:pw123@db.lan/x",
+    "ops@example.org",
+    "first.last+tag@mail.example.co.uk",
+    "a@b.c",
+    "x@y.zz%q@r.st",
+    "0123456789abcdef0123456789abcdef",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "my_long_snake_case_name_with_version_v1_2_3",
 ]
 SEPARATORS = [" ", " ", "\n", ", ", "; ", ". ", ": ", "=", "\t", " (", ") "]
 ordinary = st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from(SECRETS)), max_size=40).flatmap(
@@ -49,11 +88,39 @@ def test_every_listed_shape_is_masked_as_before(secret):
 
 
 # --- adversarial text: finishes ----------------------------------------------------------------
-UNITS = ["v1.2", "a@", "-_.", "a", "a.", "sk-", "sk_a-", "a+", "x=", "token.", "password ", "a:", "a://", "§§secret(",
-         "A1/", "@a.", "a.b@", "bearer ", '"password="', "eyJaaaaaaaa.", "my token is ", "1a", "_-", "é"]
+UNITS = [
+    "v1.2",
+    "a@",
+    "-_.",
+    "a",
+    "a.",
+    "sk-",
+    "sk_a-",
+    "a+",
+    "x=",
+    "token.",
+    "password ",
+    "a:",
+    "a://",
+    "§§secret(",
+    "A1/",
+    "@a.",
+    "a.b@",
+    "bearer ",
+    '"password="',
+    "eyJaaaaaaaa.",
+    "my token is ",
+    "1a",
+    "_-",
+    "é",
+]
 SIZE = 20_000
 adversarial = st.tuples(
-    st.lists(st.one_of(st.sampled_from(UNITS), st.text(alphabet="av1.2@-_:/=+ \"'§é", min_size=1, max_size=4)), min_size=1, max_size=3),
+    st.lists(
+        st.one_of(st.sampled_from(UNITS), st.text(alphabet="av1.2@-_:/=+ \"'§é", min_size=1, max_size=4)),
+        min_size=1,
+        max_size=3,
+    ),
     st.sampled_from(["", " ", "é", "@", "://", "=", '"']),
 ).map(lambda t: ("".join(t[0]) * (SIZE // len("".join(t[0])) + 1))[:SIZE] + t[1])
 
@@ -67,7 +134,7 @@ def test_twenty_kilobytes_of_adversarial_repetitions_are_redacted_in_bounded_wor
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("unit", ["v1.2", "a@", "-_.", "sk-", "token.", "§§secret(", "a://", "a" ])
+@pytest.mark.parametrize("unit", ["v1.2", "a@", "-_.", "sk-", "token.", "§§secret(", "a://", "a"])
 def test_each_known_quadratic_family_at_twenty_kilobytes_finishes(unit):
     text = (unit * (SIZE // len(unit) + 1))[:SIZE]
     for tail in ("", " ", "é"):
@@ -92,10 +159,17 @@ def test_documents_are_cut_to_the_budget_before_redaction_and_redacted_off_the_l
     monkeypatch.setattr(redaction, "redact", spy)
     big = "v1.2" * 5_000 + " the grafana container restart"  # 20 KB: only the first 1,000 characters are sent
     with start("tei19") as srv:
-        config = {"rerank_endpoint": srv.url, "rerank_redact": True, "rerank_max_doc_chars": 1000, "rerank_cache": False}
+        config = {
+            "rerank_endpoint": srv.url,
+            "rerank_redact": True,
+            "rerank_max_doc_chars": 1000,
+            "rerank_cache": False,
+        }
 
         async def call():
-            return threading.current_thread(), await reranker.arerank("grafana restart", [big, "mail ops@example.org"], config=config)
+            return threading.current_thread(), await reranker.arerank(
+                "grafana restart", [big, "mail ops@example.org"], config=config
+            )
 
         loop_thread, ranked = asyncio.run(call())
         sent = [r.json for r in srv.requests if r.path == "/rerank" and r.json and "texts" in r.json]

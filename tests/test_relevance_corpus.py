@@ -28,7 +28,11 @@ def test_stop_words_corpus_words_and_short_tokens_are_dropped():
 
 def test_shared_words_reads_the_message_not_the_history():
     text_by_id = {"m1": "Pickle's vet is in Campo de Ourique."}
-    question = {"message": "when is the dog's jab due?", "history": "User: the vet in Campo de Ourique", "relevant": ["m1"]}
+    question = {
+        "message": "when is the dog's jab due?",
+        "history": "User: the vet in Campo de Ourique",
+        "relevant": ["m1"],
+    }
     assert shared_words(question, text_by_id) == set()
     assert shared_words({**question, "message": "which vet does Pickle see?"}, text_by_id) == {"vet", "pickl"}
 

@@ -33,7 +33,10 @@ KNOWLEDGE = [
 PORT_QUESTION = "which port does grafana listen on on atlas?"
 # A store of a realistic size around them: a reranker reads a pool of dozens, not of five.
 TOPICS = ["backups", "the vpn", "the nas", "docker", "the router", "postgres", "the printer", "python"]
-FILLER = [f"note {i}: on atlas the user looked at {TOPICS[i % 8]} and {TOPICS[(i * 3 + 1) % 8]} for grafana" for i in range(30)]
+FILLER = [
+    f"note {i}: on atlas the user looked at {TOPICS[i % 8]} and {TOPICS[(i * 3 + 1) % 8]} for grafana"
+    for i in range(30)
+]
 
 
 def set_memory_config(host, **overrides):
@@ -89,7 +92,9 @@ def test_a_question_about_agent_zero_itself_keeps_its_knowledge(host):
 
     async def main():
         agent, memory = await store_with_knowledge(host)
-        got = await host.recall(agent, "how do I configure the knowledge folder and the memory settings of agent zero?", [])
+        got = await host.recall(
+            agent, "how do I configure the knowledge folder and the memory settings of agent zero?", []
+        )
         assert texts(got["memories"][:1]) == [KNOWLEDGE[2]]
 
     asyncio.run(main())
@@ -105,7 +110,9 @@ def test_the_hosts_query_takes_part_when_its_utility_model_wrote_it(host):
         agent, memory = await store_with_knowledge(host, agent)
         got = await host.recall(agent, "remind me of my daily habit", [])
         assert USER_MEMORIES[5] in texts(got["memories"][:5])
-        set_memory_config(host, memory_recall_query_prep=False, memory_recall_similarity_threshold=0.7)  # the raw query again
+        set_memory_config(
+            host, memory_recall_query_prep=False, memory_recall_similarity_threshold=0.7
+        )  # the raw query again
         got = await host.recall(agent, "remind me of my daily habit", [])
         assert USER_MEMORIES[5] not in texts(got["memories"][:5])
 
@@ -126,6 +133,7 @@ def _scorer(boost: str | None, seed: int):
             return 9.0
         place = int.from_bytes(hashlib.blake2b(f"{seed}|{document}".encode(), digest_size=4).digest(), "little")
         return -4.0 + 4.0 * place / 2**32
+
     return score
 
 

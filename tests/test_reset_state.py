@@ -26,7 +26,9 @@ def _fill_every_cache():
     settings = reranker.load_settings(default_mapping())
     settings_cache.remembered(("agent", "default", 1), lambda: settings, 5.0)
     with probing._cache_lock:
-        probing._cache[scorers.verdict_key(settings, scorers.REMOTE)] = Verdict(route=TEI, scale="probability", relevant=0.9, irrelevant=0.1)
+        probing._cache[scorers.verdict_key(settings, scorers.REMOTE)] = Verdict(
+            route=TEI, scale="probability", relevant=0.9, irrelevant=0.1
+        )
     cache.CACHE.store([("k",)], [0.5], ttl=60, max_entries=10)
     breaker.BREAKER.record_failure("endpoint", 5, 30)
     stats.STATS.record(stats.CallRecord("reranked", "", "test"))

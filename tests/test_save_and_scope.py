@@ -17,6 +17,7 @@ def rerank_calls(srv) -> int:
 
 # --- the settings cache follows the chat's project -------------------------------------------
 
+
 def test_a_chat_moved_to_another_project_uses_that_projects_settings_at_once(host):
     wrapper = host.import_plugin("helpers.recall.wrapper")
     host.toggle(True)
@@ -49,9 +50,16 @@ RIGHT = "sk-right-0123456789"
 
 
 def open_breaker_with_a_wrong_key(host, agent, srv):
-    host.save_config({"rerank_endpoint": srv.url, "rerank_model": "rerank-v3.5", "rerank_cache": False,
-                      "rerank_api_key": "sk-wrong-0123456789", "rerank_breaker_failures": 1,
-                      "rerank_breaker_cooldown": 3600})
+    host.save_config(
+        {
+            "rerank_endpoint": srv.url,
+            "rerank_model": "rerank-v3.5",
+            "rerank_cache": False,
+            "rerank_api_key": "sk-wrong-0123456789",
+            "rerank_breaker_failures": 1,
+            "rerank_breaker_cooldown": 3600,
+        }
+    )
     host.run(host.recall(agent, QUESTION))
     breaker = host.import_plugin("helpers.scoring.breaker").BREAKER
     assert any(state["open_for_s"] > 0 for state in breaker.snapshot().values())
@@ -60,11 +68,14 @@ def open_breaker_with_a_wrong_key(host, agent, srv):
     assert rerank_calls(srv) == 0  # skipped: the breaker is open
 
 
-@pytest.mark.parametrize("change", [
-    {"rerank_api_key": RIGHT},
-    {"rerank_model": "rerank-english-v3.0"},
-    {"rerank_api": "rerank"},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"rerank_api_key": RIGHT},
+        {"rerank_model": "rerank-english-v3.0"},
+        {"rerank_api": "rerank"},
+    ],
+)
 def test_a_save_that_changes_key_model_or_api_closes_the_breaker(host, change):
     agent, _ = enabled_store(host)
     with start("cohere", api_key=RIGHT) as srv:

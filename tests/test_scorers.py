@@ -15,19 +15,30 @@ from helpers.scoring.scorers.base import Scorer
 from helpers.settings import APIS, Settings
 from helpers.scoring.verdicts import PROBE_DOCS, PROBE_QUERY, Verdict
 
-DECLARATIONS = ("sends_text", "may_go_down", "caches_scores", "needs_warm_up", "probes_once", "asks_utility_model",
-                "judges_recall_at_once")
+DECLARATIONS = (
+    "sends_text",
+    "may_go_down",
+    "caches_scores",
+    "needs_warm_up",
+    "probes_once",
+    "asks_utility_model",
+    "judges_recall_at_once",
+)
 METHODS = ("verdict_key", "probe", "score", "warm", "breaker_key", "owns_breaker", "guarded_endpoint")
 
 
-@pytest.mark.parametrize("scorer", [scorers.REMOTE, scorers.LOCAL, scorers.LEXICAL, scorers.UTILITY], ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "scorer", [scorers.REMOTE, scorers.LOCAL, scorers.LEXICAL, scorers.UTILITY], ids=lambda s: s.name
+)
 def test_every_scorer_implements_the_interface(scorer):
     for name in DECLARATIONS:
         assert isinstance(getattr(scorer, name), bool), name
     for name in METHODS:
         mine, spec = inspect.signature(getattr(type(scorer), name)), inspect.signature(getattr(Scorer, name))
         assert list(mine.parameters) == list(spec.parameters), name
-        assert inspect.iscoroutinefunction(getattr(scorer, name)) == inspect.iscoroutinefunction(getattr(Scorer, name)), name
+        assert inspect.iscoroutinefunction(getattr(scorer, name)) == inspect.iscoroutinefunction(
+            getattr(Scorer, name)
+        ), name
 
 
 def test_the_settings_pick_the_scorer():
@@ -100,7 +111,9 @@ def registered(monkeypatch):
 
 
 def settings(**more):
-    return Settings.from_mapping({"rerank_api": "lexical", "rerank_breaker_failures": 2, "rerank_breaker_cooldown": 60, **more})
+    return Settings.from_mapping(
+        {"rerank_api": "lexical", "rerank_breaker_failures": 2, "rerank_breaker_cooldown": 60, **more}
+    )
 
 
 def run(s, query="grafana port", docs=("grafana listens on port 3000", "the garden")):

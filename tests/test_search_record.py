@@ -8,7 +8,16 @@ from tests.host.recall import HISTORY, QUESTION, enabled_store, ids, set_plugin,
 
 def test_the_pipeline_runs_its_stages_in_order_and_the_record_last(host):
     pipeline = host.import_plugin("helpers.recall.pipeline")
-    assert [stage.name for stage in pipeline.STAGES] == ["plan", "gather", "fuse", "pool", "score", "policies", "combine", "record"]
+    assert [stage.name for stage in pipeline.STAGES] == [
+        "plan",
+        "gather",
+        "fuse",
+        "pool",
+        "score",
+        "policies",
+        "combine",
+        "record",
+    ]
     assert [stage.name for stage in pipeline.STAGES if stage.judges_the_pool] == ["score", "policies", "combine"]
 
 
@@ -48,7 +57,9 @@ def test_in_shadow_mode_what_changed_is_worked_out_once_per_search(host, monkeyp
     snapshot = host.import_plugin("helpers.report.stats").STATS.snapshot()
     assert snapshot["totals"] == {"shadow": 2} and snapshot["shadow"]["searches"] == 2
     assert len(calls) == 2  # memories and solutions: once each, for the counters and the chat line alike
-    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
+    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps[
+        "reranker"
+    ]
     assert line.startswith("shadow mode, not applied: ")
 
 
@@ -73,11 +84,16 @@ def test_a_fallback_is_kept_the_way_every_search_is(host, monkeypatch):
     assert ids(result["memories"]) == ids(expected_order["memories"])
     assert [(d.area, d.counted_as, d.failure.reason) for d in kept] == [
         ("memories", "fallback", "unexpected RuntimeError: the store is gone"),
-        ("solutions", "fallback", "unexpected RuntimeError: the store is gone")]
+        ("solutions", "fallback", "unexpected RuntimeError: the store is gone"),
+    ]
     assert host.import_plugin("helpers.report.stats").STATS.snapshot()["totals"] == {"fallback": 2}
-    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
-    assert line == ("Agent Zero's own order (the plugin's search failed (RuntimeError)) — "
-                    "memories: as Agent Zero found them; solutions: as Agent Zero found them")
+    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps[
+        "reranker"
+    ]
+    assert line == (
+        "Agent Zero's own order (the plugin's search failed (RuntimeError)) — "
+        "memories: as Agent Zero found them; solutions: as Agent Zero found them"
+    )
 
 
 def test_a_failure_while_recording_costs_the_recall_nothing(host, monkeypatch):

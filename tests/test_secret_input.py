@@ -80,8 +80,9 @@ def test_a_saved_key_reads_back_exactly_after_a_restart_and_is_sent_as_typed(hos
     dotenv_file(host).write_text("AUTH_LOGIN=me\nAUTH_PASSWORD=secret\n")
     agent, _ = enabled_store(host)
     with start("cohere", api_key=key) as srv:
-        saved = host.save_config({"rerank_endpoint": srv.url, "rerank_model": "rerank-v3.5", "rerank_cache": False,
-                                  "rerank_api_key": key})
+        saved = host.save_config(
+            {"rerank_endpoint": srv.url, "rerank_model": "rerank-v3.5", "rerank_cache": False, "rerank_api_key": key}
+        )
         assert key not in saved.read_text()
         restart(host)
         values = dotenv_values(dotenv_file(host))
@@ -104,6 +105,7 @@ def test_a_crlf_usr_env_keeps_its_line_endings_and_every_other_byte(host):
 
 
 # --- 11. "none" means no key, in Test connection and after Save alike ------------------------
+
 
 @pytest.mark.parametrize("word", ["none", "None", "NULL"])
 def test_none_as_the_key_means_no_key_in_test_connection_and_in_recall_after_save(host, word):
@@ -142,8 +144,7 @@ def test_an_endpoint_the_http_client_refuses_is_refused_at_save_naming_it(host, 
 def test_a_stored_key_edited_by_hand_into_something_unsendable_is_a_settings_error_not_a_crash(host):
     settings = host.import_plugin("helpers.settings")
     with pytest.raises(settings.SettingsError, match="rerank_api_key") as refused:
-        settings.Settings.from_mapping({"rerank_api_key": settings.API_KEY_PLACEHOLDER},
-                                       env={KEY_ENV: "sk-ключ"})
+        settings.Settings.from_mapping({"rerank_api_key": settings.API_KEY_PLACEHOLDER}, env={KEY_ENV: "sk-ключ"})
     assert "ключ" not in str(refused.value)
 
 

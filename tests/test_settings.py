@@ -3,7 +3,15 @@
 import pytest
 import yaml
 
-from helpers.settings import API_KEY_ENV, API_KEY_PLACEHOLDER, DEFAULT_CONFIG_PATH, LIMITS, Settings, SettingsError, field_name
+from helpers.settings import (
+    API_KEY_ENV,
+    API_KEY_PLACEHOLDER,
+    DEFAULT_CONFIG_PATH,
+    LIMITS,
+    Settings,
+    SettingsError,
+    field_name,
+)
 from helpers.scoring import scorers
 
 

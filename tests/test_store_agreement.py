@@ -69,10 +69,15 @@ def test_the_words_lead_the_first_places_and_the_embedders_best_keeps_the_last()
 # match the embedder's first five miss.
 ECHOES = [f"When was the supplier settled? In week {n} the supplier was settled when it came." for n in range(30)]
 FILLER = [f"Notes on the garden, week {n}: watered the tomatoes and weeded the beds near the shed." for n in range(30)]
-NEEDLES = [f"The supplier {code}: settled by transfer on Monday." for code in ("QX-7741", "QX-8852", "QX-9963", "QX-1074")]
+NEEDLES = [
+    f"The supplier {code}: settled by transfer on Monday." for code in ("QX-7741", "QX-8852", "QX-9963", "QX-1074")
+]
 QUESTIONS = [f"when was the supplier {code} settled?" for code in ("QX-7741", "QX-8852", "QX-9963", "QX-1074")]
 # A store where the embedder finds it too: the message is the memory's own words.
-PLAIN = [f"The supplier {code} was settled on Monday by bank transfer." for code in ("QX-7741", "QX-8852", "QX-9963", "QX-1074")]
+PLAIN = [
+    f"The supplier {code} was settled on Monday by bank transfer."
+    for code in ("QX-7741", "QX-8852", "QX-9963", "QX-1074")
+]
 PLAIN_QUESTIONS = [text.rstrip(".") for text in PLAIN]
 
 
@@ -135,7 +140,10 @@ def test_a_store_whose_embedder_holds_the_word_matches_keeps_the_embedder_leadin
 def test_in_a_conversation_the_fused_order_stands_in_a_word_led_store(host):
     agent = _store(host, FILLER + ECHOES + NEEDLES)
     seen, restore = _searches(host)
-    history = [("user", "we talked about suppliers"), ("ai", '{"tool_name": "response", "tool_args": {"text": "Yes."}}')]
+    history = [
+        ("user", "we talked about suppliers"),
+        ("ai", '{"tool_name": "response", "tool_args": {"text": "Yes."}}'),
+    ]
     try:
         for question in QUESTIONS[:3]:
             host.run(host.recall(agent, question, []))

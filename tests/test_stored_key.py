@@ -42,6 +42,7 @@ def probe_form(host, form) -> dict:
 
 # --- 1. the key is bound to the origin it was saved for --------------------------------------
 
+
 def test_test_connection_with_the_placeholder_and_another_server_sends_it_no_key(host):
     with start("cohere", api_key=GLOBAL_KEY) as a, start("cohere", api_key=GLOBAL_KEY) as b:
         host.save_config({**connection(a), "rerank_api_key": GLOBAL_KEY})
@@ -74,11 +75,17 @@ def test_a_save_of_the_placeholder_with_another_server_is_refused_naming_the_set
 def test_a_config_edited_by_hand_to_another_server_sends_it_no_key(host, edit):
     agent, _ = enabled_store(host)
     with start("cohere", api_key=GLOBAL_KEY) as srv:
-        host.save_config({**connection(srv), "rerank_api_key": GLOBAL_KEY, "rerank_endpoint": {
-            "another port": srv.url.rsplit(":", 1)[0] + ":9",  # saved for :9, the server is elsewhere
-            "http instead of https": srv.url.replace("http://", "https://"),
-            "another host": srv.url.replace("127.0.0.1", "localhost"),
-        }[edit]})
+        host.save_config(
+            {
+                **connection(srv),
+                "rerank_api_key": GLOBAL_KEY,
+                "rerank_endpoint": {
+                    "another port": srv.url.rsplit(":", 1)[0] + ":9",  # saved for :9, the server is elsewhere
+                    "http instead of https": srv.url.replace("http://", "https://"),
+                    "another host": srv.url.replace("127.0.0.1", "localhost"),
+                }[edit],
+            }
+        )
         host.set_config({**saved(host), "rerank_endpoint": srv.url})  # edited by hand, placeholder kept
         host.import_plugin("helpers.settings_cache").forget()
         result = host.run(host.recall(agent, QUESTION))
@@ -121,6 +128,7 @@ def test_origins_compare_scheme_host_and_port(host):
 
 
 # --- 10. a key per scope -----------------------------------------------------------------------
+
 
 def test_a_project_save_keeps_its_own_key_and_the_global_settings_keep_theirs(host):
     agent, _ = enabled_store(host)

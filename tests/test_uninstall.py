@@ -79,13 +79,41 @@ def test_remove_variable_rewrites_in_place_and_keeps_bytes_that_are_not_utf8(tmp
 # --- the removal against python-dotenv, on generated files ------------------------------------
 
 LINES = [
-    "A=1", "B = two words", "export C=3", "'D'=4", "E='single quoted'", 'F="not # a comment"',
-    "G=x # comment", "# comment", "", "   ", "  H=indented", 'ESC="a\\"b"', "Q='it\\'s'",
-    f"{KEY}=sk-1", f"export {KEY} = 'sk 2'", f'{KEY}="multi\nline"', f"  {KEY}=x  # c",
-    f"'{KEY}'=y", KEY, f"{KEY}=", f"{KEY}_OLD=1", f"X{KEY}=2", f"# {KEY}=3",
-    f'OTHER="one\n{KEY}=inside\n"', 'BROKEN="unterminated', "=novalue", 'K="a" trailing', "'",
-    f'{KEY}="a\\"b"', f'{KEY}="ends in an escaped quote\\"', f"{KEY}='x\\\\'", 'W="\\\\"', "'Z'",
-    f"{KEY}#not-the-value=1", "HASH#IN=1",
+    "A=1",
+    "B = two words",
+    "export C=3",
+    "'D'=4",
+    "E='single quoted'",
+    'F="not # a comment"',
+    "G=x # comment",
+    "# comment",
+    "",
+    "   ",
+    "  H=indented",
+    'ESC="a\\"b"',
+    "Q='it\\'s'",
+    f"{KEY}=sk-1",
+    f"export {KEY} = 'sk 2'",
+    f'{KEY}="multi\nline"',
+    f"  {KEY}=x  # c",
+    f"'{KEY}'=y",
+    KEY,
+    f"{KEY}=",
+    f"{KEY}_OLD=1",
+    f"X{KEY}=2",
+    f"# {KEY}=3",
+    f'OTHER="one\n{KEY}=inside\n"',
+    'BROKEN="unterminated',
+    "=novalue",
+    'K="a" trailing',
+    "'",
+    f'{KEY}="a\\"b"',
+    f'{KEY}="ends in an escaped quote\\"',
+    f"{KEY}='x\\\\'",
+    'W="\\\\"',
+    "'Z'",
+    f"{KEY}#not-the-value=1",
+    "HASH#IN=1",
 ]
 
 
@@ -127,6 +155,7 @@ def test_removal_matches_python_dotenv(lines, final_newline, crlf):
 
 # --- through the host: the uninstall hook ------------------------------------------------------
 
+
 def test_uninstall_takes_the_saved_key_out_of_usr_env_and_the_environment(host):
     from helpers import dotenv
 
@@ -153,8 +182,19 @@ def test_uninstall_keeps_a_hand_edited_usr_env_byte_for_byte(host):
     from helpers import dotenv
 
     env_path = host.root / "usr" / ".env"
-    lines = ["# edited on Windows", "AUTH_LOGIN=admin", "", f'export {KEY}="{SECRET}', 'continued"  # mine',
-             'NOTES="remember:', f'{KEY}=not a binding', '"', "   ", f"{KEY}_BACKUP=keep-me", "TAIL=1"]
+    lines = [
+        "# edited on Windows",
+        "AUTH_LOGIN=admin",
+        "",
+        f'export {KEY}="{SECRET}',
+        'continued"  # mine',
+        'NOTES="remember:',
+        f"{KEY}=not a binding",
+        '"',
+        "   ",
+        f"{KEY}_BACKUP=keep-me",
+        "TAIL=1",
+    ]
     env_path.write_bytes("\r\n".join(lines).encode())
     dotenv.load_dotenv()
     assert dotenv.get_dotenv_value(KEY) == f"{SECRET}\ncontinued"
@@ -268,7 +308,9 @@ def test_a_sync_call_waiting_while_uninstall_stops_the_loop_gets_its_default(hos
         return "finished"
 
     results = []
-    caller = threading.Thread(target=lambda: results.append(host.import_plugin("helpers.scoring.sync")._run_sync(slow, 30, "default")))
+    caller = threading.Thread(
+        target=lambda: results.append(host.import_plugin("helpers.scoring.sync")._run_sync(slow, 30, "default"))
+    )
     caller.start()
     assert started.wait(10)
     host.call_hook("uninstall")
@@ -278,6 +320,7 @@ def test_a_sync_call_waiting_while_uninstall_stops_the_loop_gets_its_default(hos
 
 
 # --- the registry ---------------------------------------------------------------------------------
+
 
 def test_stop_background_work_runs_every_stopper_once_and_never_raises(caplog):
     calls = []

@@ -9,8 +9,18 @@ import re
 
 import pytest
 
-from tests.host.judges import (Judge, SlowJudge, contents, is_ours, is_probe, judged, probe_answer, recall, shown_memories,
-                               use_utility_model)
+from tests.host.judges import (
+    Judge,
+    SlowJudge,
+    contents,
+    is_ours,
+    is_probe,
+    judged,
+    probe_answer,
+    recall,
+    shown_memories,
+    use_utility_model,
+)
 from tests.host.recall import HISTORY, QUESTION, enabled_store, fused_order, set_memory_config, set_plugin
 
 
@@ -83,7 +93,9 @@ def test_prose_and_code_fences_around_the_list_are_read(chat):
         seen.setdefault("target", text)
         return f"Sure! The useful memories are:\n```json\n[{n}, 999, {n}]\n```\nHope that helps."
 
-    result, stats = judged(host, agent, Judge(pick, probe=lambda m: f"<think>maybe [1, 2]?</think> Answer: {probe_answer(m)}"))
+    result, stats = judged(
+        host, agent, Judge(pick, probe=lambda m: f"<think>maybe [1, 2]?</think> Answer: {probe_answer(m)}")
+    )
     assert seen["target"] in [d.page_content for d in result["memories"]][:2]
     assert seen["target"] not in fused_memories
     assert stats["totals"]["reranked"] == 1
@@ -98,7 +110,7 @@ FAILURES = {
     "garbage": Judge(lambda memories: "lorem ipsum dolor sit amet"),
     "refusal": Judge(lambda memories: "I can't help with that."),
     "refuses the probe": Judge(lambda memories: "[0]", probe=lambda message: "I'm sorry, I can't help with that."),
-    "garbage at the probe": Judge(lambda memories: "[0]", probe=lambda message: "{\"useful\": \"yes\"}"),
+    "garbage at the probe": Judge(lambda memories: "[0]", probe=lambda message: '{"useful": "yes"}'),
     "misranks the probe": Judge(lambda memories: "[0]", probe=lambda message: "[0, 1, 2]"),
     "numbers it was never shown": Judge(lambda memories: "[500, 501]"),
     "an error": _raises,
@@ -113,15 +125,19 @@ def test_a_judge_that_fails_leaves_exactly_the_fused_order(chat, case):
     expected = fused_order(host, agent)
     model = FAILURES[case]
     if case == "too slow after a good probe":
+
         async def model(system, message):  # noqa: F811
             if not is_probe(message):
                 await asyncio.sleep(2.0)
             return probe_answer(message) if is_probe(message) else "[0]"
+
     result, stats = judged(host, agent, model, rerank_timeout=0.5)
     assert contents(result) == expected
     assert stats["totals"].get("reranked", 0) == 0
     assert stats["totals"]["fused"] == 2
-    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
+    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps[
+        "reranker"
+    ]
     assert "Agent Zero's utility model" in line or "no agent" in line
     assert "sk-secret" not in line and "example.invalid" not in line
 
@@ -141,12 +157,16 @@ def test_with_no_agent_to_ask_the_judge_is_unavailable_and_the_public_api_keeps_
 def test_the_recall_line_names_the_judge_and_warns_when_the_hosts_post_filter_judges_too(chat):
     host, agent, _ = chat
     set_memory_config(host, memory_recall_similarity_threshold=0.0, memory_recall_post_filter=True)
-    judge = Judge(lambda shown: str([0] + [n for n, text in shown if text.startswith("solution ")][:1]))  # a memory and a solution
+    judge = Judge(
+        lambda shown: str([0] + [n for n, text in shown if text.startswith("solution ")][:1])
+    )  # a memory and a solution
     use_utility_model(agent, judge)
     set_plugin(host, rerank_api="utility")
     result = recall(host, agent)
     assert result["error"] is None
-    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
+    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps[
+        "reranker"
+    ]
     assert line.startswith("judged by Agent Zero's utility model; Agent Zero's memory post-filter is on too"), line
     assert re.search(r"memories: .*, judged in \d+\.\d s; solutions: .*, judged in the same call$", line), line
     assert "post-filter is on too" in line

@@ -22,7 +22,6 @@ from tests.host.judges import calibration_answer, is_probe, probe_answer, shown_
 from tests.host.litellm_calls import KEY, litellm_logging_dropped, litellm_utility_model  # noqa: E402,F401
 
 
-
 @pytest.fixture(autouse=True)
 def _litellm_logging(litellm_logging_dropped):
     """Every test here calls LiteLLM: its logging worker is dropped (tests/host/litellm_calls.py)."""
@@ -40,8 +39,10 @@ def chat_model_answer(system: str, message: str) -> str:
 
 def model_settings(host, api_base: str) -> None:
     """Agent Zero's model settings (the _model_config plugin): the utility model on loopback."""
-    host.set_config({"utility_model": {"provider": "openai", "name": "judge-model", "api_base": api_base, "api_key": KEY}},
-                    plugin="_model_config")
+    host.set_config(
+        {"utility_model": {"provider": "openai", "name": "judge-model", "api_base": api_base, "api_key": KEY}},
+        plugin="_model_config",
+    )
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
@@ -69,7 +70,9 @@ def test_a_real_litellm_call_judges_a_recall(host, stream):
     assert deepest in [d.page_content for d in result["solutions"]][:2]
     # the verdict and the breaker are kept under the utility model's name from the host's model settings
     assert any("openai/judge-model" in key for key in host.import_plugin("helpers.scoring.probing")._cache)
-    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
+    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps[
+        "reranker"
+    ]
     assert line.startswith("judged by Agent Zero's utility model — memories: "), line
     assert "judged in " in line
 
@@ -89,7 +92,9 @@ def test_test_connection_without_a_chat_builds_the_utility_model_from_agent_zero
     assert any("post-filter is on too" in n for n in report["notes"])
     # the probe's three trials, then the calibration questions (how much say the judge earns)
     assert all(is_probe(r["messages"][-1]["content"]) for r in sent[:3])
-    assert len([r for r in sent if calibration_answer(r["messages"][-1]["content"]) is not None]) == 12 and len(sent) == 15
+    assert (
+        len([r for r in sent if calibration_answer(r["messages"][-1]["content"]) is not None]) == 12 and len(sent) == 15
+    )
     assert report["trust"]["say"] == "full"
     assert KEY not in str(answer)
 
@@ -105,8 +110,11 @@ def test_test_connection_with_the_open_chat_asks_that_chats_utility_model(host):
         return "[0]"  # the near miss first: refused
 
     agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, chat_judge)
-    response = host.run(host.call_api("plugins/a0_reranker/test_connection",
-                                      {"config": {"rerank_api": "utility"}, "context": agent.context.id}))
+    response = host.run(
+        host.call_api(
+            "plugins/a0_reranker/test_connection", {"config": {"rerank_api": "utility"}, "context": agent.context.id}
+        )
+    )
     answer = response.get_json()
     report = answer["report"]
     assert len(asked) == 3  # the probe's three trials
@@ -146,7 +154,7 @@ def test_the_status_tool_probes_the_agents_utility_model_and_names_it_with_its_l
 READ = [
     ("[2, 0]", 3, [2, 0]),
     ("Sure:\n```json\n[1]\n```", 3, [1]),
-    ("[\"1\", \"0\",]", 3, [1, 0]),
+    ('["1", "0",]', 3, [1, 0]),
     ("<think>[0, 1, 2] maybe</think>[2]", 3, [2]),
     ("[2, 2, 7, -1, 0]", 3, [2, 0]),
     ("[]", 3, []),
@@ -163,11 +171,11 @@ def test_the_reader_takes_the_first_array_of_numbers_in_the_answer(host, answer,
     assert judge.read_answer(answer, shown) == listed
 
 
-@pytest.mark.parametrize("answer", ["I can't help with that.", "", "{\"useful\": [1]}x", "[7, 8]", None, ["1"]])
+@pytest.mark.parametrize("answer", ["I can't help with that.", "", '{"useful": [1]}x', "[7, 8]", None, ["1"]])
 def test_the_reader_refuses_an_answer_without_usable_numbers(host, answer):
     judge = host.import_plugin("helpers.scoring.judge")
     errors = host.import_plugin("helpers.errors")
-    if answer == "{\"useful\": [1]}x":  # a list inside an object still reads: the first array
+    if answer == '{"useful": [1]}x':  # a list inside an object still reads: the first array
         assert judge.read_answer(answer, 3) == [1]
         return
     with pytest.raises(errors.MalformedResponse):

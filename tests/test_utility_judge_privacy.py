@@ -20,7 +20,9 @@ def utility_model_settings(host, section: dict) -> None:
 
 
 def recall_line(agent) -> str:
-    return next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
+    return next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps[
+        "reranker"
+    ]
 
 
 @pytest.mark.parametrize("section", [HOSTED, PUBLIC], ids=["hosted, no api_base", "public api_base"])
@@ -65,14 +67,19 @@ def test_test_connection_names_the_refusal_and_asks_nobody(host):
     asked = []
     agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, lambda system, message: asked.append(message) or "[2]")
     utility_model_settings(host, HOSTED)
-    response = host.run(host.call_api("plugins/a0_reranker/test_connection",
-                                      {"config": {"rerank_api": "utility", "rerank_private_only": True},
-                                       "context": agent.context.id}))
+    response = host.run(
+        host.call_api(
+            "plugins/a0_reranker/test_connection",
+            {"config": {"rerank_api": "utility", "rerank_private_only": True}, "context": agent.context.id},
+        )
+    )
     report = response.get_json()["report"]
     assert asked == []
     assert report["ok"] is False and report["verdict"] == "refused", report
-    assert report["reason"] == (f"{REFUSED} (openai/gpt-4.1-mini), which has no api_base and so runs at its provider's "
-                                "hosted service, is not on loopback or a private network (setting 'rerank_private_only')")
+    assert report["reason"] == (
+        f"{REFUSED} (openai/gpt-4.1-mini), which has no api_base and so runs at its provider's "
+        "hosted service, is not on loopback or a private network (setting 'rerank_private_only')"
+    )
 
 
 def test_the_status_tool_says_why_the_judge_is_refused(host):
@@ -90,14 +97,20 @@ def test_the_endpoint_is_read_as_the_hosts_model_building_applies_it(host):
     calling_agent = host.import_plugin("helpers.scoring.calling_agent")
     assert calling_agent.endpoint_of({"provider": "openai", "name": "x"}) == ""
     assert calling_agent.endpoint_of({"api_base": " http://10.0.0.5:8000/v1 "}) == "http://10.0.0.5:8000/v1"
-    assert calling_agent.endpoint_of({"api_base": "https://api.example.com", "kwargs": {"api_base": "http://127.0.0.1:1"}}) == "http://127.0.0.1:1"
+    assert (
+        calling_agent.endpoint_of({"api_base": "https://api.example.com", "kwargs": {"api_base": "http://127.0.0.1:1"}})
+        == "http://127.0.0.1:1"
+    )
 
 
 def test_test_connection_without_a_chat_checks_the_model_settings_utility_model(host):
     pytest.importorskip("litellm")
     utility_model_settings(host, {**PUBLIC, "api_key": "sk-never-sent-0123456789"})
-    response = host.run(host.call_api("plugins/a0_reranker/test_connection",
-                                      {"config": {"rerank_api": "utility", "rerank_private_only": True}}))
+    response = host.run(
+        host.call_api(
+            "plugins/a0_reranker/test_connection", {"config": {"rerank_api": "utility", "rerank_private_only": True}}
+        )
+    )
     report = response.get_json()["report"]
     assert report["verdict"] == "refused", report
     assert report["reason"].startswith(f"{REFUSED} (other/judge) at 8.8.8.8 is not on loopback")

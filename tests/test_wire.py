@@ -24,10 +24,19 @@ def test_bodies_use_each_servers_field_names():
     [
         (RERANK, {"results": [{"index": 1, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}]}),
         (RERANK, {"data": [{"index": 1, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}]}),
-        (VOYAGE, {"object": "list", "data": [{"index": 1, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}]}),
+        (
+            VOYAGE,
+            {"object": "list", "data": [{"index": 1, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}]},
+        ),
         (MIXEDBREAD, {"data": [{"index": 1, "score": 0.9, "object": "rank_result"}, {"index": 0, "score": 0.1}]}),
         (TEI, [{"index": 1, "score": 0.9}, {"index": 0, "score": 0.1}]),
-        (SCORE, {"object": "list", "data": [{"index": 0, "object": "score", "score": 0.1}, {"index": 1, "object": "score", "score": 0.9}]}),
+        (
+            SCORE,
+            {
+                "object": "list",
+                "data": [{"index": 0, "object": "score", "score": 0.1}, {"index": 1, "object": "score", "score": 0.9}],
+            },
+        ),
     ],
 )
 def test_parsers_place_scores_by_index(dialect, payload):
@@ -109,6 +118,9 @@ def test_candidate_order_tries_raw_text_before_the_template():
 
 
 def test_hosted_apis_are_known_by_host():
-    assert [r.describe() for r in candidate_routes("https://api.cohere.com", "auto")] == ["rerank /v2/rerank", "rerank /v1/rerank"]
+    assert [r.describe() for r in candidate_routes("https://api.cohere.com", "auto")] == [
+        "rerank /v2/rerank",
+        "rerank /v1/rerank",
+    ]
     assert [r.dialect for r in candidate_routes("https://api.voyageai.com", "auto")] == [VOYAGE]
     assert [r.dialect for r in candidate_routes("https://api.mixedbread.com", "auto")] == [MIXEDBREAD]

@@ -88,14 +88,22 @@ def test_in_a_new_chat_the_word_search_is_searched_and_confirmed_picks_reach_the
 
 def _fused_alone(host, search, *roles):
     fused = host.import_plugin("helpers.recall.fusion").fuse(
-        [[d for d, x in search.found.lists[r][:20] if x >= f] for r, f in roles], host.import_plugin("helpers.recall.store_search").doc_key)
+        [[d for d, x in search.found.lists[r][:20] if x >= f] for r, f in roles],
+        host.import_plugin("helpers.recall.store_search").doc_key,
+    )
     return [d.page_content for d, _ in fused]
 
 
 def test_in_a_conversation_the_fused_order_stands(host):
     seen, restore = _words(host)
     try:
-        _recall(host, [("user", "we talked about the garden"), ("ai", '{"tool_name": "response", "tool_args": {"text": "Yes, the garden."}}')])
+        _recall(
+            host,
+            [
+                ("user", "we talked about the garden"),
+                ("ai", '{"tool_name": "response", "tool_args": {"text": "Yes, the garden."}}'),
+            ],
+        )
     finally:
         restore()
     search = seen[0]
@@ -124,8 +132,12 @@ def test_coverage_is_the_idf_weighted_share_of_the_message_words_a_memory_holds(
 
     index_module = host.import_plugin("helpers.recall.lexical_index")
     index = index_module.StoreIndex()
-    texts = {"a": "the garden invoice QX-7741 was paid", "b": "the garden was watered", "c": "QX-7741 paid",
-             "d": "nothing in common here"}
+    texts = {
+        "a": "the garden invoice QX-7741 was paid",
+        "b": "the garden was watered",
+        "c": "QX-7741 paid",
+        "d": "nothing in common here",
+    }
     for doc_id, text in texts.items():
         index._add(doc_id, text)
     for n in range(20):  # "garden" is common in this store, "qx-7741" rare
@@ -163,8 +175,12 @@ def test_in_a_new_chat_a_strong_word_match_reaches_the_prompt_though_no_dense_li
 def test_in_a_conversation_a_strong_word_match_takes_no_place(host):
     seen, restore = _words(host)
     try:
-        _recall(host, [("user", "we talked about suppliers"), ("ai", '{"tool_name": "response", "tool_args": {"text": "Yes."}}')],
-                SUPPLIER, extra=ECHOES)
+        _recall(
+            host,
+            [("user", "we talked about suppliers"), ("ai", '{"tool_name": "response", "tool_args": {"text": "Yes."}}')],
+            SUPPLIER,
+            extra=ECHOES,
+        )
     finally:
         restore()
     assert NEEDLE not in [d.page_content for d in seen[0].fused[:5]]

@@ -140,7 +140,9 @@ def check() -> None:
     qids = [q["id"] for q in questions]
     assert len(qids) == len(set(qids)), "duplicate question ids"
     messages = [q["message"].strip() for q in questions]
-    assert len(messages) == len(set(messages)), "duplicate messages (the bench's oracle tells questions apart by message)"
+    assert len(messages) == len(set(messages)), (
+        "duplicate messages (the bench's oracle tells questions apart by message)"
+    )
     required = {"id", "kind", "drifted", "message", "history", "relevant"}
     for q in questions:
         assert required <= set(q) <= required | {"turns_on"}, f"{q.get('id')}: keys {sorted(q)}"

@@ -8,6 +8,7 @@ without them flatters recall. `preload` puts a knowledge tree - by default our s
 host's `abs_knowledge_dir("default")` looks (the root's knowledge/) and runs the host's own
 `Memory.preload_knowledge`, so the area rules, chunking and metadata are the host's.
 """
+
 from __future__ import annotations
 
 import shutil

@@ -48,7 +48,8 @@ POST_FILTER_RESERVE_S = 8.0
 
 # When the host's recall started, as this task's context saw it (see the module's doc).
 _host_recall_started: "contextvars.ContextVar[float | None]" = contextvars.ContextVar(
-    "a0_reranker_host_recall_started", default=None)
+    "a0_reranker_host_recall_started", default=None
+)
 
 _by_task: "weakref.WeakKeyDictionary[asyncio.Task, Deadline]" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()

@@ -74,8 +74,13 @@ WORD_DEPTH, DENSE_DEPTH = 10, 20
 WORD_STRENGTH = 0.7
 
 
-def with_word_picks(fused: Sequence[Any], words: Sequence[tuple[Any, float]], dense: Sequence[Sequence[Any]],
-                    slots: int, key: Callable[[Any], Hashable]) -> list:
+def with_word_picks(
+    fused: Sequence[Any],
+    words: Sequence[tuple[Any, float]],
+    dense: Sequence[Sequence[Any]],
+    slots: int,
+    key: Callable[[Any], Hashable],
+) -> list:
     """``fused`` with up to WORD_PLACES of the prompt's last ``slots`` places given to the
     best word matches (``words``: (item, BM25 score), best first) that the dense searches
     confirm (within DENSE_DEPTH of one of ``dense``) and that score at least WORD_STRENGTH
@@ -90,8 +95,11 @@ def with_word_picks(fused: Sequence[Any], words: Sequence[tuple[Any, float]], de
     shown = {key(item) for item in head}
     confirmed = {key(item) for hits in dense for item in hits[:DENSE_DEPTH]}
     best = words[0][1]
-    picks = [item for item, score in words[:WORD_DEPTH]
-             if key(item) not in shown and key(item) in confirmed and score >= WORD_STRENGTH * best][:places]
+    picks = [
+        item
+        for item, score in words[:WORD_DEPTH]
+        if key(item) not in shown and key(item) in confirmed and score >= WORD_STRENGTH * best
+    ][:places]
     picked = {key(item) for item in picks}
     return head + picks + [item for item in fused[keep:] if key(item) not in picked]
 
@@ -103,8 +111,9 @@ def with_word_picks(fused: Sequence[Any], words: Sequence[tuple[Any, float]], de
 STRONG_COVERAGE = 0.5
 
 
-def with_strong_word_match(fused: Sequence[Any], best_word: Any | None, coverage: float, slots: int,
-                           key: Callable[[Any], Hashable]) -> list:
+def with_strong_word_match(
+    fused: Sequence[Any], best_word: Any | None, coverage: float, slots: int, key: Callable[[Any], Hashable]
+) -> list:
     """``fused`` with ``best_word`` (the best word match) right after the fused order's first
     FUSED_KEEPS places when it holds at least STRONG_COVERAGE of the message's words and the
     prompt's ``slots`` do not already show it. A memory that holds most of what the user
@@ -121,17 +130,18 @@ def with_strong_word_match(fused: Sequence[Any], best_word: Any | None, coverage
     return rest[:FUSED_KEEPS] + [best_word] + rest[FUSED_KEEPS:]
 
 
-def word_led(fused: Sequence[Any], words: Sequence[tuple[Any, float]], slots: int,
-             key: Callable[[Any], Hashable]) -> list:
+def word_led(
+    fused: Sequence[Any], words: Sequence[tuple[Any, float]], slots: int, key: Callable[[Any], Hashable]
+) -> list:
     """The order of a store whose embedder misses what the words find (store_agreement.py):
     the best word matches (``words``: (item, BM25 score), best first) take the prompt's
     first ``slots`` - 1 places, the fused order's first (the embedder's best guess) the
     last of them; then the rest of the word matches, then the rest of the fused order."""
-    lead = [item for item, _ in words[:max(slots - 1, 0)]]
+    lead = [item for item, _ in words[: max(slots - 1, 0)]]
     led = {key(item) for item in lead}
     embedders = [item for item in fused if key(item) not in led][:1]
     out, seen = [], set()
-    for item in [*lead, *embedders, *(item for item, _ in words[len(lead):]), *fused]:
+    for item in [*lead, *embedders, *(item for item, _ in words[len(lead) :]), *fused]:
         if key(item) not in seen:
             seen.add(key(item))
             out.append(item)

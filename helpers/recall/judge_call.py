@@ -51,14 +51,22 @@ def asks(choice: Choice | None) -> bool:
     return choice is not None and choice.scorer.judges_recall_at_once and not probing.keeps_out(choice)
 
 
-def readable(settings: Settings, texts: Sequence[str], budget: int, first_number: int = 0, minimum: int = 1) -> list[str]:
+def readable(
+    settings: Settings, texts: Sequence[str], budget: int, first_number: int = 0, minimum: int = 1
+) -> list[str]:
     """The first of ``texts`` the judge reads within ``budget``, each as it is shown."""
     shown = [judge.one_line(t, settings.judge_doc_chars) for t in texts]
     return shown[: judge.fits(shown, budget, settings.judge_doc_chars, first_number, minimum)]
 
 
-async def score(choice: Choice, query: str, texts: Sequence[str], solutions: Sequence[str], slots: tuple[int, int],
-                deadline: Deadline) -> Scored:
+async def score(
+    choice: Choice,
+    query: str,
+    texts: Sequence[str],
+    solutions: Sequence[str],
+    slots: tuple[int, int],
+    deadline: Deadline,
+) -> Scored:
     """The judge's scores for the first of ``texts`` it reads (``len(scores)`` of them; the
     rest unjudged). ``solutions``: the pool the recall's solutions search will read, judged
     in the same call when given; ``slots``: the prompt slots (memories, solutions)."""
@@ -80,7 +88,9 @@ async def score(choice: Choice, query: str, texts: Sequence[str], solutions: Seq
             _answers[task] = _Answer(query, theirs, None, exc)
         raise
     if task is not None:
-        _answers[task] = _Answer(query, theirs, replace(scored, scores=scored.scores[len(mine):], latency_ms=None, same_call=True))
+        _answers[task] = _Answer(
+            query, theirs, replace(scored, scores=scored.scores[len(mine) :], latency_ms=None, same_call=True)
+        )
     return replace(scored, scores=scored.scores[: len(mine)])
 
 

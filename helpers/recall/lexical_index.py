@@ -95,7 +95,7 @@ class StoreIndex:
         ``ids``: the docstore ids of ``mapping`` in its order, copied on the loop."""
         with self.lock:
             if self.mapping is mapping and self.mapping_len <= len(ids):
-                added, removed = ids[self.mapping_len:], []
+                added, removed = ids[self.mapping_len :], []
             else:
                 now = set(ids)
                 removed = [doc_id for doc_id in self.slot_of if doc_id not in now]
@@ -203,12 +203,17 @@ class StoreIndex:
             n = len(self.slot_of)
             slot = self.slot_of.get(str((getattr(doc, "metadata", None) or {}).get("id", "")))
             held = set(self.doc_terms[slot]) if slot is not None else set()
-            weights = {term: math.log(1 + (n - df + 0.5) / (df + 0.5))
-                       for term in set(_tokens(text[:DOC_CHARS])) for df in [self.df.get(term, 0)]}
+            weights = {
+                term: math.log(1 + (n - df + 0.5) / (df + 0.5))
+                for term in set(_tokens(text[:DOC_CHARS]))
+                for df in [self.df.get(term, 0)]
+            }
             total = sum(weights.values())
             return sum(w for term, w in weights.items() if term in held) / total if total > 0 else 0.0
 
-    def best(self, docstore: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None) -> list[tuple[Any, float]]:
+    def best(
+        self, docstore: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None
+    ) -> list[tuple[Any, float]]:
         """Runs in a worker thread: the best ``depth`` memories for ``text`` passing the
         caller's filter, best first (ties by id, so the order never depends on the store's
         history). Reads the ranking from its head, four times deeper each time the filter
@@ -287,7 +292,9 @@ async def ready(db: Any) -> StoreIndex | None:
     return index if index.current(mapping) else None
 
 
-async def search(db: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None) -> list[tuple[Any, float]] | None:
+async def search(
+    db: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None
+) -> list[tuple[Any, float]] | None:
     """The store's memories best first by BM25 against ``text`` (at most ``depth``, those
     passing the filter), or None when the index is not ready."""
     if not text.strip() or depth <= 0:

@@ -76,17 +76,33 @@ class Outcome:
     def call_record(self) -> CallRecord:
         if self.fell_back:
             return CallRecord(self.counted_as, self.failure.reason, self.caller, latency_ms=self.latency_ms)
-        return CallRecord(self.counted_as, "; ".join(self.notes), self.caller, len(self.pool), self.returned, self.latency_ms,
-                          impact=None if self.applied else self.changes.impact(),
-                          unavailable=self.failure.reason if self.failure is not None else "")
+        return CallRecord(
+            self.counted_as,
+            "; ".join(self.notes),
+            self.caller,
+            len(self.pool),
+            self.returned,
+            self.latency_ms,
+            impact=None if self.applied else self.changes.impact(),
+            unavailable=self.failure.reason if self.failure is not None else "",
+        )
 
     def log_line(self) -> dict[str, Any]:
         return decision_log.line(
-            caller=self.caller, applied=self.applied, limit=self.limit, masked_query=redact(self.query),
-            fused=self.fused, pool=self.pool, host_order=self.host_order, plugin_order=self.plugin_order,
-            reranker_order=self.reranker_order, reranker_say=self.trust.say if self.trust is not None else "",
-            scores=self.scores, reranker_unavailable=self.failure.reason if self.failure is not None else "",
-            latency_ms=self.latency_ms)
+            caller=self.caller,
+            applied=self.applied,
+            limit=self.limit,
+            masked_query=redact(self.query),
+            fused=self.fused,
+            pool=self.pool,
+            host_order=self.host_order,
+            plugin_order=self.plugin_order,
+            reranker_order=self.reranker_order,
+            reranker_say=self.trust.say if self.trust is not None else "",
+            scores=self.scores,
+            reranker_unavailable=self.failure.reason if self.failure is not None else "",
+            latency_ms=self.latency_ms,
+        )
 
 
 def fallback(caller: str, area: str, failure: Failure, latency_ms: float) -> Outcome:

@@ -77,10 +77,14 @@ class Search:
     message_threshold: float = 0.0  # the same, for the user's message's own list
     fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_threshold
     fused_scores: list = field(default_factory=list)
-    words_led: bool = False  # the word list led the fused order: this store's embedder misses what it finds (store_agreement.py)
+    words_led: bool = (
+        False  # the word list led the fused order: this store's embedder misses what it finds (store_agreement.py)
+    )
     pool: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
     rerank_query: str = ""
-    choice: scorers.Choice | None = None  # the settings' scorer and its verdict key, decided once (plan); None: fusion alone
+    choice: scorers.Choice | None = (
+        None  # the settings' scorer and its verdict key, decided once (plan); None: fusion alone
+    )
     scored: Scored | None = None  # the reranker's scores for ``pool``, when it answered
     trust: calibration.Trust | None = None  # the say the reranker earned (scoring/calibration.py)
     unavailable: failures.Failure | None = None  # why the reranker was not used, when one is configured
@@ -153,7 +157,9 @@ def plan(memory: Any, search: Search) -> None:
     search.searches = texts.Searches(
         host=search.query,
         message=message if settings.search_message else "",
-        followup=texts.followup_text(message, call.history or "", settings.followup_chars) if message and settings.search_followup else "",
+        followup=texts.followup_text(message, call.history or "", settings.followup_chars)
+        if message and settings.search_followup
+        else "",
     )
     search.rerank_query = texts.reranker_query(call.message, call.history, search.query, settings.max_query_chars)
     search.choice = scorers.choose(settings)
@@ -204,16 +210,19 @@ async def gather(memory: Any, search: Search) -> None:
     # Each search brings its own list, so an extra search never crowds another one's out;
     # the fused order reads rerank_candidates of each, a reranker's pool further.
     depth = max(search.limit, settings.candidates)
-    depths = {role: max(search.limit, round(settings.candidates * share)) if reads_pool else depth
-              for role, share in POOL_DEPTH.items()}
+    depths = {
+        role: max(search.limit, round(settings.candidates * share)) if reads_pool else depth
+        for role, share in POOL_DEPTH.items()
+    }
     # The lists the fused order is made of are read as deep with a reranker as without one:
     # the fused order (and the word picks it confirms) is the same whether a reranker is
     # configured, unavailable, or has no say.
     for role in _fused_of(search.searches.texts(), search.call.query_prepared):
         depths[role] = max(depths[role], depth)
     lexical_text = search.searches.message or search.query
-    search.found = await store_search.search(memory, search.searches, depths, lowest, search.limit, search.threshold,
-                                             search.filter, lexical_text)
+    search.found = await store_search.search(
+        memory, search.searches, depths, lowest, search.limit, search.threshold, search.filter, lexical_text
+    )
 
 
 def fuse(memory: Any, search: Search) -> None:
@@ -248,8 +257,9 @@ def fuse(memory: Any, search: Search) -> None:
             search.fused = fusion.word_led(search.fused, words, search.slots, store_search.doc_key)
         else:
             search.fused = fusion.with_word_picks(search.fused, words, fused_lists, search.slots, store_search.doc_key)
-            search.fused = fusion.with_strong_word_match(search.fused, words[0][0], search.found.best_word_coverage,
-                                                         search.slots, store_search.doc_key)
+            search.fused = fusion.with_strong_word_match(
+                search.fused, words[0][0], search.found.best_word_coverage, search.slots, store_search.doc_key
+            )
         # The fused scores by place, so whatever orders by them (the policies) keeps this order;
         # a strong word match from outside the dense lists gets the lowest.
         scores = sorted(search.fused_scores, reverse=True)
@@ -288,7 +298,10 @@ async def score(memory: Any, search: Search) -> None:
             raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
             if choice.scorer.judges_recall_at_once:
-                slots = (search.slots, min(search.call.solutions_limit, search.call.prompt_slots.get("solutions", DEFAULT_SLOTS)))
+                slots = (
+                    search.slots,
+                    min(search.call.solutions_limit, search.call.prompt_slots.get("solutions", DEFAULT_SLOTS)),
+                )
                 scored = await judge_call.score(choice, search.rerank_query, texts_, solutions, slots, deadline)
             else:
                 scored = await score_documents(choice, search.rerank_query, texts_, deadline)
@@ -311,7 +324,9 @@ async def _solutions_pool(memory: Any, search: Search) -> list:
     call = search.call
     if memory is None or call.kind != "recall" or search.area != "memories" or call.solutions_limit <= 0:
         return []
-    sibling = Search(call, search.settings, search.query, call.solutions_limit, search.threshold, judge_call.SOLUTIONS_FILTER)
+    sibling = Search(
+        call, search.settings, search.query, call.solutions_limit, search.threshold, judge_call.SOLUTIONS_FILTER
+    )
     await _run_stages(_through("pool"), memory, sibling)
     return sibling.pool
 
@@ -332,12 +347,19 @@ def apply_policies(memory: Any, search: Search) -> None:
         # Scores for the pool's first memories: the rest were not read (the utility judge's
         # budget), so they are unjudged, never floored, and follow in their fused place.
         read = len(search.scored.scores)
-        outcome = policies.order(search.settings, search.pool[:read], search.scored.scores, search.scored.scale,
-                                    search.scored.verdict, similarities=similarities)
+        outcome = policies.order(
+            search.settings,
+            search.pool[:read],
+            search.scored.scores,
+            search.scored.scale,
+            search.scored.verdict,
+            similarities=similarities,
+        )
         outcome.docs = outcome.docs + search.pool[read:]
     else:
-        outcome = policies.order(search.settings, search.fused, search.fused_scores, "fused", None,
-                                    similarities=similarities, floors=False)
+        outcome = policies.order(
+            search.settings, search.fused, search.fused_scores, "fused", None, similarities=similarities, floors=False
+        )
     search.after_policies, search.dropped_by_floor = outcome.docs, outcome.dropped_by_floor
     search.notes += outcome.notes
 
@@ -360,7 +382,9 @@ def combine(memory: Any, search: Search) -> None:
             # order's first AGREEMENT_DEPTH): the evidence of this search, beside its scores.
             agreed = {store_search.doc_key(d) for d in search.fused[: fusion.AGREEMENT_DEPTH]}
             confident = [d for d in confident if store_search.doc_key(d) in agreed]
-        merged = fusion.combine([d for d in search.fused if store_search.doc_key(d) in kept], confident, store_search.doc_key)
+        merged = fusion.combine(
+            [d for d in search.fused if store_search.doc_key(d) in kept], confident, store_search.doc_key
+        )
         placed = {store_search.doc_key(d) for d in merged}
         docs = merged + [d for d in docs if store_search.doc_key(d) not in placed]
     about_agent_zero = texts.names_agent_zero(search.call.message or "")
@@ -401,17 +425,31 @@ def outcome_of(search: Search) -> outcome.Outcome:
     else:
         order = outcome.FUSED
     return outcome.Outcome(
-        caller=search.call.kind, area=search.area, order=order, applied=applied,
-        latency_ms=outcome.ms_since(search.started), failure=search.unavailable,
+        caller=search.call.kind,
+        area=search.area,
+        order=order,
+        applied=applied,
+        latency_ms=outcome.ms_since(search.started),
+        failure=search.unavailable,
         changes=changes.versus_host(store_search.doc_keys(host), store_search.doc_keys(search.docs), search.slots),
-        no_opinion=search.no_opinion, notes=tuple(search.notes),
-        returned=len(search.docs) if applied else len(host), shown=len(search.docs[: search.slots]),
-        dropped_by_floor=search.dropped_by_floor, scorer=search.choice.scorer if search.choice is not None else None,
-        scored=scored is not None, scorer_ms=scored.latency_ms if scored is not None else None,
-        same_call=scored is not None and scored.same_call, post_filter=search.call.post_filter, trust=search.trust,
+        no_opinion=search.no_opinion,
+        notes=tuple(search.notes),
+        returned=len(search.docs) if applied else len(host),
+        shown=len(search.docs[: search.slots]),
+        dropped_by_floor=search.dropped_by_floor,
+        scorer=search.choice.scorer if search.choice is not None else None,
+        scored=scored is not None,
+        scorer_ms=scored.latency_ms if scored is not None else None,
+        same_call=scored is not None and scored.same_call,
+        post_filter=search.call.post_filter,
+        trust=search.trust,
         route=verdict.route if verdict else None,
-        limit=search.limit, query=search.rerank_query, fused=ids(search.fused), pool=ids(search.pool),
-        host_order=ids(host), plugin_order=ids(search.docs),
+        limit=search.limit,
+        query=search.rerank_query,
+        fused=ids(search.fused),
+        pool=ids(search.pool),
+        host_order=ids(host),
+        plugin_order=ids(search.docs),
         reranker_order=ids(search.after_policies) if has_say(search) else (),
         scores=tuple(scored.scores) if scored is not None else (),
     )

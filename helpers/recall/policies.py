@@ -141,7 +141,12 @@ def _jaccard(sa: frozenset[str], sb: frozenset[str]) -> float:
     return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
 
 
-def mmr(relevance: Sequence[float], lam: float, similarity: Callable[[int, int], float], tiebreak: Sequence[float] | None = None) -> list[int]:
+def mmr(
+    relevance: Sequence[float],
+    lam: float,
+    similarity: Callable[[int, int], float],
+    tiebreak: Sequence[float] | None = None,
+) -> list[int]:
     """Maximal marginal relevance over all candidates: each pick maximises
     lam·relevance − (1 − lam)·(its highest similarity to an earlier pick).
     The highest similarity is kept up to date per candidate, so this is O(n²).
@@ -152,6 +157,7 @@ def mmr(relevance: Sequence[float], lam: float, similarity: Callable[[int, int],
     redundancy = [-math.inf] * n  # nothing picked yet: no penalty
     chosen: list[int] = []
     while remaining:
+
         def gain(i: int) -> tuple[float, float, int]:
             penalty = redundancy[i] if chosen else 0.0
             return (lam * relevance[i] - (1 - lam) * penalty, tiebreak[i], -i)
@@ -164,7 +170,9 @@ def mmr(relevance: Sequence[float], lam: float, similarity: Callable[[int, int],
     return chosen
 
 
-def mmr_matrix(relevance: Sequence[float], lam: float, matrix: Any, tiebreak: Sequence[float] | None = None) -> list[int]:
+def mmr_matrix(
+    relevance: Sequence[float], lam: float, matrix: Any, tiebreak: Sequence[float] | None = None
+) -> list[int]:
     """``mmr`` with the similarities as a square (symmetric) numpy matrix, each pick's work
     done by numpy over all candidates at once: the same picks, ties broken the same way.
     The pure loop held the event loop 1 s on a 500-deep pool; this takes milliseconds."""

@@ -62,7 +62,9 @@ def show(log_item: Any, area: str, part: str, head: str) -> None:
                 _parts[id(log_item)] = entry
             entry[1][area] = (head, part)
             parts = dict(entry[1])
-        areas = [a for a in ("memories", "solutions") if a in parts] + [a for a in parts if a not in ("memories", "solutions")]
+        areas = [a for a in ("memories", "solutions") if a in parts] + [
+            a for a in parts if a not in ("memories", "solutions")
+        ]
         heads = {parts[a][0] for a in areas}
         if len(heads) == 1:
             line = f"{heads.pop()} — " + "; ".join(f"{a}: {parts[a][1]}" for a in areas)

@@ -43,8 +43,16 @@ class Found:
     best_word_coverage: float = 0.0
 
 
-async def search(memory: Any, searches: Searches, depths: dict[str, int], floor: float,
-                 limit: int, threshold: float, filter: str, lexical_text: str = "") -> Found:
+async def search(
+    memory: Any,
+    searches: Searches,
+    depths: dict[str, int],
+    floor: float,
+    limit: int,
+    threshold: float,
+    filter: str,
+    lexical_text: str = "",
+) -> Found:
     """Every text of ``searches`` against the host's store, in one batched FAISS search,
     and ``lexical_text`` by words over the whole store (lexical_index.py), when its index
     is ready: the list of role LEXICAL, best first by BM25. ``depths``: how many hits each
@@ -74,8 +82,9 @@ class _Rows:
     heads: list[list[tuple[str, float]]]
 
 
-def _search_rows(db: Any, vectors: list[list[float]], sizes: list[int], floor: float,
-                 comparator: Callable[[dict], Any] | None) -> _Rows:
+def _search_rows(
+    db: Any, vectors: list[list[float]], sizes: list[int], floor: float, comparator: Callable[[dict], Any] | None
+) -> _Rows:
     """Runs in a worker thread: FAISS releases the GIL while it scans."""
     import numpy as np  # inside Agent Zero with FAISS, numpy is always present
 
@@ -91,7 +100,16 @@ def _search_rows(db: Any, vectors: list[list[float]], sizes: list[int], floor: f
         _search_nearest(db, queries, rows, relevance_of, floor, sizes, comparator)
         return rows
     for row, scan in enumerate(_above_floor(db, queries, radius, floor)):
-        args = (rows.hits[row], rows.heads[row], db.index_to_docstore_id, db.docstore, relevance_of, floor, sizes[row], comparator)
+        args = (
+            rows.hits[row],
+            rows.heads[row],
+            db.index_to_docstore_id,
+            db.docstore,
+            relevance_of,
+            floor,
+            sizes[row],
+            comparator,
+        )
         done = _read_row(scan.scores, scan.positions, 0, *args)
         if not done and not scan.complete:  # a filter few memories pass: read past the prefix
             whole = _scan_rows(db.index, queries[row : row + 1], radius, whole=True)[0]
@@ -142,7 +160,7 @@ def _scan_rows(index: Any, queries: Any, radius: float, whole: bool = False) -> 
     limits, scores, positions = index.range_search(queries, radius)
     out = []
     for j in range(len(queries)):
-        row_scores, row_positions = scores[limits[j]:limits[j + 1]], positions[limits[j]:limits[j + 1]]
+        row_scores, row_positions = scores[limits[j] : limits[j + 1]], positions[limits[j] : limits[j + 1]]
         complete = whole or len(row_scores) <= _SCAN_PREFIX
         # argpartition first: sorting every one of 100,000 vectors that pass a low floor is
         # what a pool of a few dozen does not need.
@@ -177,7 +195,9 @@ def _above_floor(db: Any, queries: Any, radius: float, floor: float) -> list[_Sc
     return [known[key] for key in keys]
 
 
-def _search_nearest(db: Any, queries: Any, rows: _Rows, relevance_of, floor: float, sizes: list[int], comparator) -> None:
+def _search_nearest(
+    db: Any, queries: Any, rows: _Rows, relevance_of, floor: float, sizes: list[int], comparator
+) -> None:
     """Any other store: nearest-neighbour searches, each row fetching four times as many
     vectors until it is full or its relevance falls below the floor."""
     index = db.index
@@ -189,8 +209,19 @@ def _search_nearest(db: Any, queries: Any, rows: _Rows, relevance_of, floor: flo
         scores, positions = index.search(queries[pending], fetch)
         still = []
         for row, row_scores, row_positions in zip(pending, scores, positions):
-            done = _read_row(row_scores, row_positions, read[row], rows.hits[row], rows.heads[row],
-                             db.index_to_docstore_id, db.docstore, relevance_of, floor, sizes[row], comparator)
+            done = _read_row(
+                row_scores,
+                row_positions,
+                read[row],
+                rows.hits[row],
+                rows.heads[row],
+                db.index_to_docstore_id,
+                db.docstore,
+                relevance_of,
+                floor,
+                sizes[row],
+                comparator,
+            )
             read[row] = len(row_positions)
             if not done:
                 still.append(row)
@@ -199,8 +230,19 @@ def _search_nearest(db: Any, queries: Any, rows: _Rows, relevance_of, floor: flo
         pending, fetch = still, min(total, fetch * _GROWTH)
 
 
-def _read_row(scores, positions, start: int, hits: list, head: list, ids, docstore, relevance_of,
-              floor: float, row_cap: int, comparator) -> bool:
+def _read_row(
+    scores,
+    positions,
+    start: int,
+    hits: list,
+    head: list,
+    ids,
+    docstore,
+    relevance_of,
+    floor: float,
+    row_cap: int,
+    comparator,
+) -> bool:
     """Read one row on from ``start``; True when it needs nothing more."""
     previous = None
     for score, position in zip(scores[start:], positions[start:]):

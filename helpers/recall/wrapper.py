@@ -204,8 +204,9 @@ async def search_for_caller(original, signature, frame, memory, args, kwargs):
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a bad setting, odd arguments: the host's own answer
-        return await host_answer_instead(call, exc, started, original(memory, *args, **kwargs),
-                                         _filter_of(signature, memory, args, kwargs))
+        return await host_answer_instead(
+            call, exc, started, original(memory, *args, **kwargs), _filter_of(signature, memory, args, kwargs)
+        )
     if search is None:  # switched off, or nothing to search with: not ours to touch
         return await original(memory, *args, **kwargs)
     search.started = started
@@ -259,7 +260,9 @@ async def host_answer_instead(call: Call, exc: BaseException, started: float, ho
     """The host's own answer to a search whose own steps failed, recorded like every search
     (outcome.keep): counted as a fallback, and said on the recall's line."""
     failure = failures.plugin_failed(exc)
-    outcome.keep(outcome.fallback(call.kind, pipeline.area_of(search_filter), failure, outcome.ms_since(started)), call.log_item)
+    outcome.keep(
+        outcome.fallback(call.kind, pipeline.area_of(search_filter), failure, outcome.ms_since(started)), call.log_item
+    )
     log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, failure.reason)
     return await host_answer
 
@@ -289,4 +292,3 @@ def _still_shadow(agent: Any) -> bool:
     except Exception:
         return False
     return settings is not None and settings.enabled and not settings.apply
-

@@ -20,8 +20,12 @@ class Changes:
 
     def impact(self) -> dict[str, float | int | bool]:
         """What applying the new order would change: the stats' shadow entry."""
-        return {"top_changed": self.top_changed, "overlap_at_k": self.overlap_at_k,
-                "from_below_cut": self.from_below_cut, "rank_correlation": self.rank_correlation}
+        return {
+            "top_changed": self.top_changed,
+            "overlap_at_k": self.overlap_at_k,
+            "from_below_cut": self.from_below_cut,
+            "rank_correlation": self.rank_correlation,
+        }
 
 
 def versus_host(host: Sequence[Hashable], new: Sequence[Hashable], k: int) -> Changes:

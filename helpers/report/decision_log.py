@@ -35,9 +35,22 @@ _writer_lock = threading.Lock()
 _warned: set[tuple[str, str]] = set()  # (path, why): each refusal is logged once
 
 
-def line(*, caller: str, applied: bool, limit: int, masked_query: str, fused: Sequence[str], pool: Sequence[str],
-         host_order: Sequence[str], plugin_order: Sequence[str], reranker_order: Sequence[str], reranker_say: str,
-         scores: Sequence[float], reranker_unavailable: str, latency_ms: float) -> dict[str, Any]:
+def line(
+    *,
+    caller: str,
+    applied: bool,
+    limit: int,
+    masked_query: str,
+    fused: Sequence[str],
+    pool: Sequence[str],
+    host_order: Sequence[str],
+    plugin_order: Sequence[str],
+    reranker_order: Sequence[str],
+    reranker_say: str,
+    scores: Sequence[float],
+    reranker_unavailable: str,
+    latency_ms: float,
+) -> dict[str, Any]:
     """The line for one search, applied or measured in shadow mode: ids, orders and scores (the
     reranker's, for the pool's first ids), and the reranker's query; never memory text. The
     query comes masked and is cut here: masked before it is cut, so a cut never leaves half a
@@ -224,7 +237,9 @@ def summarise(path: str, k: int = 5) -> dict[str, Any]:
         if "latency_ms" in line:
             latencies.append(float(line["latency_ms"]))
     if not n:
-        notes = ([f"{skipped.lines} unreadable lines"] if skipped.lines else []) + ([vocabulary.log_cut(MAX_LOG_BYTES)] if skipped.cut else [])
+        notes = ([f"{skipped.lines} unreadable lines"] if skipped.lines else []) + (
+            [vocabulary.log_cut(MAX_LOG_BYTES)] if skipped.cut else []
+        )
         raise ValueError("the log holds no searches" + (f" ({'; '.join(notes)})" if notes else ""))
     summary = {
         "searches": n,

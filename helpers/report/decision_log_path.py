@@ -30,7 +30,9 @@ class PathRefused(ValueError):
 
 
 def agent_zero_root() -> Path:
-    plugin = Path(os.path.abspath(__file__)).parents[2]  # helpers/report/ -> the plugin; abspath: normalised, links kept
+    plugin = Path(os.path.abspath(__file__)).parents[
+        2
+    ]  # helpers/report/ -> the plugin; abspath: normalised, links kept
     if plugin.parent.name == "plugins" and plugin.parent.parent.name == "usr":
         return plugin.parent.parent.parent
     return Path.cwd()
@@ -53,7 +55,9 @@ def resolve(raw: str, root: Path | None = None) -> Path:
     except ValueError:
         inside = ()
     if not inside:
-        raise PathRefused(f"expected a file inside Agent Zero's usr/ folder ({usr}); relative paths start at {root}, like {EXAMPLE}")
+        raise PathRefused(
+            f"expected a file inside Agent Zero's usr/ folder ({usr}); relative paths start at {root}, like {EXAMPLE}"
+        )
     step = usr
     for part in inside:
         step = step / part

@@ -80,7 +80,11 @@ class CircuitBreaker:
         now = self._clock()
         with self._lock:
             return {
-                key: {"failures": s.failures, "open_for_s": max(0.0, round(s.open_until - now, 1)), "times_opened": s.opened}
+                key: {
+                    "failures": s.failures,
+                    "open_for_s": max(0.0, round(s.open_until - now, 1)),
+                    "times_opened": s.opened,
+                }
                 for key, s in self._states.items()
             }
 

@@ -119,9 +119,16 @@ class Trust:
         return self.say in (SOME, FULL)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"say": self.say, "reranker_mrr": _round(self.reranker), "embedder_mrr": _round(self.embedder),
-                "embedder": self.embedder_name, "calls": self.calls, "seconds": round(self.seconds, 2),
-                "questions": self.questions, "reason": self.reason}
+        return {
+            "say": self.say,
+            "reranker_mrr": _round(self.reranker),
+            "embedder_mrr": _round(self.embedder),
+            "embedder": self.embedder_name,
+            "calls": self.calls,
+            "seconds": round(self.seconds, 2),
+            "questions": self.questions,
+            "reason": self.reason,
+        }
 
 
 def _round(x: float | None) -> float | None:
@@ -205,8 +212,9 @@ async def embedder_score(embedder: Any | None, items: Sequence[Item] = ITEMS) ->
 ScoreFn = Callable[[str, Sequence[str], Deadline], Awaitable[Sequence[float]]]
 
 
-async def measure(score: ScoreFn, deadline: Deadline, embedder: Any | None = None,
-                  items: Sequence[Item] = ITEMS) -> Trust:
+async def measure(
+    score: ScoreFn, deadline: Deadline, embedder: Any | None = None, items: Sequence[Item] = ITEMS
+) -> Trust:
     """Order every calibration question of ``items`` with ``score`` (CONCURRENCY at once,
     within ``deadline``) and compare with the embedder. Never raises but for cancellation:
     a failure is ``unmeasured`` with its reason."""
@@ -225,18 +233,30 @@ async def measure(score: ScoreFn, deadline: Deadline, embedder: Any | None = Non
     except asyncio.CancelledError:
         raise
     except TimeoutError:
-        return Trust(UNMEASURED, seconds=time.monotonic() - started,
-                     reason=f"the {len(items)} calibration questions were not all answered in time", **asked)
+        return Trust(
+            UNMEASURED,
+            seconds=time.monotonic() - started,
+            reason=f"the {len(items)} calibration questions were not all answered in time",
+            **asked,
+        )
     except RerankError as exc:
         return Trust(UNMEASURED, seconds=time.monotonic() - started, reason=str(exc), **asked)
     except Exception as exc:  # an embedder failure: the type only
-        return Trust(UNMEASURED, seconds=time.monotonic() - started,
-                     reason=f"the calibration failed ({type(exc).__name__})", **asked)
+        return Trust(
+            UNMEASURED,
+            seconds=time.monotonic() - started,
+            reason=f"the calibration failed ({type(exc).__name__})",
+            **asked,
+        )
     seconds = time.monotonic() - started
     for scores, item in zip(answers, items):
         if len(scores) != len(item.candidates):  # a scorer's contract, checked rather than trusted
-            return Trust(UNMEASURED, seconds=seconds,
-                         reason=f"it answered {len(scores)} scores for {len(item.candidates)} calibration memories", **asked)
+            return Trust(
+                UNMEASURED,
+                seconds=seconds,
+                reason=f"it answered {len(scores)} scores for {len(item.candidates)} calibration memories",
+                **asked,
+            )
     mrr = sum(reciprocal_rank(list(s), item.answer) for s, item in zip(answers, items)) / len(items)
     return Trust(say_for(mrr, embedder_mrr), mrr, embedder_mrr, embedder_name, seconds=seconds, **asked)
 
@@ -329,8 +349,11 @@ async def _wait(future: concurrent.futures.Future, deadline: Deadline, questions
         try:
             await asyncio.wait_for(done.wait(), max(0.0, deadline.remaining()))
         except TimeoutError:
-            return Trust(UNMEASURED, questions=questions,
-                         reason=f"it is being measured on {questions} calibration questions; it has its say once that is done")
+            return Trust(
+                UNMEASURED,
+                questions=questions,
+                reason=f"it is being measured on {questions} calibration questions; it has its say once that is done",
+            )
     if future.cancelled():
         return Trust(UNMEASURED, questions=questions, reason="its calibration was stopped; it is measured again")
     return future.result()  # measure() raises nothing else

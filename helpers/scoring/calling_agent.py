@@ -83,8 +83,11 @@ def endpoint_of(config: dict) -> str:
     """A model config's api_base, in the order the host's model building applies them."""
     kwargs = config.get("kwargs")
     provider = config.get("provider")
-    for base in (kwargs.get("api_base") if isinstance(kwargs, dict) else None, config.get("api_base"),
-                 _provider_default(provider) if isinstance(provider, str) and provider else None):
+    for base in (
+        kwargs.get("api_base") if isinstance(kwargs, dict) else None,
+        config.get("api_base"),
+        _provider_default(provider) if isinstance(provider, str) and provider else None,
+    ):
         if isinstance(base, str) and base.strip():
             return base.strip()
     return ""
@@ -119,7 +122,9 @@ class HostUtilityModel:
 
         config = model_config.get_utility_model_config(None) or {}
         provider, name = str(config.get("provider") or ""), str(config.get("name") or "")
-        return cls(model_config.build_utility_model(None), f"{provider}/{name}" if provider else name, endpoint_of(config))
+        return cls(
+            model_config.build_utility_model(None), f"{provider}/{name}" if provider else name, endpoint_of(config)
+        )
 
     async def call_utility_model(self, system: str, message: str) -> str:
         response, _reasoning = await self.model.unified_call(system_message=system, user_message=message)

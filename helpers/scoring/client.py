@@ -213,8 +213,13 @@ async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline
         # With the privacy guard on, a redirect could lead memory text off the private
         # network after the endpoint passed the check, so it is not followed.
         async with client.stream(
-            "POST", target, content=content, headers={**headers, "Content-Type": "application/json"},
-            timeout=remaining, follow_redirects=not settings.private_only, extensions=extensions,
+            "POST",
+            target,
+            content=content,
+            headers={**headers, "Content-Type": "application/json"},
+            timeout=remaining,
+            follow_redirects=not settings.private_only,
+            extensions=extensions,
         ) as response:
             status = response.status_code
             if 300 <= status < 400:
@@ -262,7 +267,12 @@ async def get_json(url: str, settings: Settings, deadline: Deadline) -> Any | No
         async with asyncio.timeout(seconds):
             target, headers, extensions = await _pinned(target, headers, settings)
             async with client.stream(
-                "GET", target, headers=headers, timeout=seconds, follow_redirects=not settings.private_only, extensions=extensions
+                "GET",
+                target,
+                headers=headers,
+                timeout=seconds,
+                follow_redirects=not settings.private_only,
+                extensions=extensions,
             ) as response:
                 if response.status_code != 200:
                     return None
@@ -383,7 +393,9 @@ async def _score_batches(
     return [s for part in parts for s in part]
 
 
-async def _score_one(url: str, route: Route, query: str, texts: list[str], settings: Settings, deadline: Deadline) -> list[float]:
+async def _score_one(
+    url: str, route: Route, query: str, texts: list[str], settings: Settings, deadline: Deadline
+) -> list[float]:
     payload = await post_with_retries(url, route.dialect.body(query, texts, settings.model), settings, deadline)
     try:
         return route.dialect.parse(payload, len(texts))

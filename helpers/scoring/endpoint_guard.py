@@ -28,8 +28,11 @@ _resolved_lock = threading.Lock()
 def _private_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
-    return address.is_loopback or address.is_private or address.is_link_local or (
-        isinstance(address, ipaddress.IPv4Address) and address in _SHARED
+    return (
+        address.is_loopback
+        or address.is_private
+        or address.is_link_local
+        or (isinstance(address, ipaddress.IPv4Address) and address in _SHARED)
     )
 
 

@@ -123,7 +123,10 @@ def quoted(text: str, max_chars: int) -> list[str]:
 def build(query: str, documents: Sequence[str], max_chars: int, doc_chars: int, query_chars: int = 2000) -> Prompt:
     """The prompt for ``documents`` (in pool order): the first that fit ``max_chars``
     (``fits``), at least one; the conversation within ``query_chars``."""
-    shown = [(number, one_line(document, doc_chars)) for number, document in enumerate(documents[: fits(documents, max_chars, doc_chars)])]
+    shown = [
+        (number, one_line(document, doc_chars))
+        for number, document in enumerate(documents[: fits(documents, max_chars, doc_chars)])
+    ]
     env = _environment()
     return Prompt(
         env.get_template(SYSTEM_TEMPLATE).render().strip(),

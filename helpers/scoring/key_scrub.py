@@ -79,7 +79,11 @@ def _json_unescaped(text: str) -> str:
     try:
         return json.loads(f'"{text}"')
     except ValueError:
-        return re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text).replace("\\\\", "\\").replace('\\"', '"')
+        return (
+            re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
+            .replace("\\\\", "\\")
+            .replace('\\"', '"')
+        )
 
 
 def _base64_decoded(text: str) -> list[str]:

@@ -27,7 +27,9 @@ def loop() -> asyncio.AbstractEventLoop:
     with _lock:
         if _loop is None or not _thread or not _thread.is_alive():
             new = asyncio.new_event_loop()
-            _thread = lifecycle.start_thread(_serve, args=(new,), name="sync", stop=lambda: new.call_soon_threadsafe(new.stop))
+            _thread = lifecycle.start_thread(
+                _serve, args=(new,), name="sync", stop=lambda: new.call_soon_threadsafe(new.stop)
+            )
             _loop = new
         return _loop
 

@@ -113,7 +113,7 @@ def _mask_is_value(match: re.Match[str]) -> str:
         return match.group(1) + "[redacted]"
     core = value.rstrip(".!?)")
     if core and (any(c.isdigit() for c in core) or not core.isalnum()):
-        return match.group(1) + "[redacted]" + value[len(core):]
+        return match.group(1) + "[redacted]" + value[len(core) :]
     return match.group(0)
 
 

@@ -49,13 +49,17 @@ class _Inflater:
                 self._wbits, self._inflate = _RAW_DEFLATE_WBITS, zlib.decompressobj(_RAW_DEFLATE_WBITS)
                 yield from self._guarded(data, budget)
                 return
-            raise MalformedResponse(f"the {self.coding}-compressed answer is corrupt and cannot be decompressed") from None
+            raise MalformedResponse(
+                f"the {self.coding}-compressed answer is corrupt and cannot be decompressed"
+            ) from None
 
     def _guarded(self, data: bytes, budget: int):
         try:
             yield from self._pieces(data, budget)
         except zlib.error:
-            raise MalformedResponse(f"the {self.coding}-compressed answer is corrupt and cannot be decompressed") from None
+            raise MalformedResponse(
+                f"the {self.coding}-compressed answer is corrupt and cannot be decompressed"
+            ) from None
 
     def _pieces(self, data: bytes, budget: int):
         while data and not self._inflate.eof:
@@ -89,6 +93,8 @@ async def read_capped(response: httpx.Response, limit: int, *, cut: bool = False
                 if cut:
                     parts.append(piece[: len(piece) - (size - limit)])
                     return b"".join(parts)
-                raise ResponseTooLarge(f"answer too large: more than {_mib(limit)} (decompressed); a reranker answer needs far less")
+                raise ResponseTooLarge(
+                    f"answer too large: more than {_mib(limit)} (decompressed); a reranker answer needs far less"
+                )
             parts.append(piece)
     return b"".join(parts)

@@ -44,7 +44,9 @@ def close_breakers(*settings: Settings | None) -> None:
             BREAKER.close(lambda key: scorer.owns_breaker(one, key))
 
 
-async def score_documents(choice: Choice, query: str, documents: Sequence[str], deadline: Deadline | None = None) -> Scored:
+async def score_documents(
+    choice: Choice, query: str, documents: Sequence[str], deadline: Deadline | None = None
+) -> Scored:
     """Scores for ``documents`` in input order, by the chosen scorer (scorers.choose: the
     caller decides it once), with what that scorer declares it needs around it. Raises
     ``RerankError``; callers fall back."""
@@ -93,7 +95,11 @@ async def score_documents(choice: Choice, query: str, documents: Sequence[str], 
             if not scorer.probes_once:
                 probing.forget(choice)
             if BREAKER.record_failure(key, settings.breaker_failures, settings.breaker_cooldown):
-                log.warning("a0_reranker: %s failing; circuit breaker open for %g s", shown_endpoint(settings.endpoint) or key, settings.breaker_cooldown)
+                log.warning(
+                    "a0_reranker: %s failing; circuit breaker open for %g s",
+                    shown_endpoint(settings.endpoint) or key,
+                    settings.breaker_cooldown,
+                )
         raise
     finally:
         if admitted == TRIAL:  # settled above, unless cancelled: then the next caller may try
@@ -124,7 +130,9 @@ def _cache_lookup(choice: Choice, verdict: Verdict, query: str, documents: Seque
     return keys, CACHE.lookup(keys)
 
 
-async def _score_missing(choice: Choice, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline, hits) -> list[float]:
+async def _score_missing(
+    choice: Choice, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline, hits
+) -> list[float]:
     """Ask the scorer only for the documents the cache does not hold; remember its answer."""
     settings = choice.settings
     if hits is None:

@@ -54,7 +54,11 @@ def ensure(cache_dir: Path = CACHE_DIR) -> Path:
         try:
             done = subprocess.run(
                 [npm, "pack", PACKAGE, "--pack-destination", tmp, "--silent"],
-                cwd=tmp, capture_output=True, text=True, timeout=NPM_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                cwd=tmp,
+                capture_output=True,
+                text=True,
+                timeout=NPM_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired:
             raise AlpineUnavailable(f"npm pack {PACKAGE} took longer than {NPM_TIMEOUT_S} s") from None

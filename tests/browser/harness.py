@@ -146,7 +146,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not path.startswith("/api/"):
             self._send(404, "not found")
             return
-        api_path = path[len("/api/"):]
+        api_path = path[len("/api/") :]
         if self.headers.get("X-CSRF-Token") != self.server.csrf_token:
             self.server.api_log.append((api_path, 403))
             self._send(403, "CSRF token missing or invalid")
@@ -167,8 +167,9 @@ def _dispatch(api_path: str, raw: bytes, content_type: str, headers: dict, remot
     """The stand-in host's /api/<path> routing, on a per-request event loop."""
     from helpers.api import Request, dispatch
 
-    request = Request(data=raw, method="POST", headers=headers, remote_addr=remote,
-                      content_type=content_type or "application/json")
+    request = Request(
+        data=raw, method="POST", headers=headers, remote_addr=remote, content_type=content_type or "application/json"
+    )
     response = asyncio.run(dispatch(api_path, request))
     mimetype = getattr(response, "mimetype", None) or "application/json"
     return response.status_code, response.get_data(), mimetype
@@ -187,8 +188,9 @@ def _plugins_action(raw: bytes) -> tuple[int, bytes, str]:
     if not name:
         return 400, b"Missing plugin_name", "text/plain"
     if action == "get_config":
-        found = plugins.find_plugin_assets(plugins.CONFIG_FILE_NAME, plugin_name=name, project_name="",
-                                           agent_profile="", only_first=True)
+        found = plugins.find_plugin_assets(
+            plugins.CONFIG_FILE_NAME, plugin_name=name, project_name="", agent_profile="", only_first=True
+        )
         if found:
             path = found[0]["path"]
             settings = json.loads(Path(path).read_text())
@@ -214,13 +216,16 @@ def _plugins_action(raw: bytes) -> tuple[int, bytes, str]:
 
 # --- the child process ---------------------------------------------------------------------
 
+
 def _warm_up() -> None:
     """Import the handlers and the plugin modules behind them before the first page asks,
     so the page's own timeouts measure the panel, not cold imports on a busy machine."""
     from helpers.api import Request, dispatch
 
     for handler in ("status", "test_connection"):
-        asyncio.run(dispatch(f"plugins/{PLUGIN_NAME}/{handler}", Request({"config": {}} if handler != "status" else {})))
+        asyncio.run(
+            dispatch(f"plugins/{PLUGIN_NAME}/{handler}", Request({"config": {}} if handler != "status" else {}))
+        )
 
 
 def serve(root_dir: Path, saved_config: dict | None, alpine_js: Path, port: int = 0) -> None:
@@ -261,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # --- the parent's handle ---------------------------------------------------------------------
 
+
 @dataclass
 class Harness:
     url: str
@@ -275,15 +281,23 @@ class Harness:
 
 
 @contextmanager
-def start(work_dir: Path, saved_config: dict | None = None, env: dict[str, str] | None = None,
-          alpine_js: Path | None = None) -> Iterator[Harness]:
+def start(
+    work_dir: Path, saved_config: dict | None = None, env: dict[str, str] | None = None, alpine_js: Path | None = None
+) -> Iterator[Harness]:
     """Run the harness in a child process; yields its URL. `env` adds to the child's
     environment (e.g. {"A0_RERANKER_API_KEY": ...}); the child's output goes to
     work_dir/harness.log."""
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
-    args = [sys.executable, "-m", "tests.browser.harness", "--root", str(work_dir / "root"),
-            "--alpine", str(alpine_js or alpine.ensure())]
+    args = [
+        sys.executable,
+        "-m",
+        "tests.browser.harness",
+        "--root",
+        str(work_dir / "root"),
+        "--alpine",
+        str(alpine_js or alpine.ensure()),
+    ]
     if saved_config is not None:
         config_file = work_dir / "saved-config.json"
         config_file.write_text(json.dumps(saved_config))
@@ -291,8 +305,9 @@ def start(work_dir: Path, saved_config: dict | None = None, env: dict[str, str] 
     child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     log_path = work_dir / "harness.log"
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(args, cwd=REPO_ROOT, env=child_env, stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=log)
+        process = subprocess.Popen(
+            args, cwd=REPO_ROOT, env=child_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log
+        )
     try:
         url = _wait_ready(process, log_path)
         yield Harness(url, process, log_path)
@@ -312,12 +327,14 @@ def _wait_ready(process: subprocess.Popen, log_path: Path) -> str:
             buffer += chunk
             for line in buffer.decode(errors="replace").splitlines():
                 if line.startswith(READY_PREFIX):
-                    return line[len(READY_PREFIX):].strip()
+                    return line[len(READY_PREFIX) :].strip()
         elif process.poll() is not None:
             break
     _stop(process)
-    raise RuntimeError(f"the browser harness did not start:\n{buffer.decode(errors='replace')}\n"
-                       f"{log_path.read_text(errors='replace')[-4000:]}")
+    raise RuntimeError(
+        f"the browser harness did not start:\n{buffer.decode(errors='replace')}\n"
+        f"{log_path.read_text(errors='replace')[-4000:]}"
+    )
 
 
 def _stop(process: subprocess.Popen) -> None:

@@ -13,8 +13,16 @@ def cli(*args, isolated=False, stdin="", env=None, preexec_fn=None):
     # -S: no site-packages, as on a fresh machine (a guard test in tests/test_cli.py checks that the
     # runtime packages are really out of reach); -E: no PYTHONPATH bringing them back
     flags = ["-E", "-S"] if isolated else []
-    return subprocess.run([sys.executable, *flags, "-m", "helpers.cli", *args], cwd=ROOT, capture_output=True,
-                          text=True, input=stdin, timeout=60, env=env, preexec_fn=preexec_fn)
+    return subprocess.run(
+        [sys.executable, *flags, "-m", "helpers.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=60,
+        env=env,
+        preexec_fn=preexec_fn,
+    )
 
 
 def assert_usage_error(out, command: str, message: str):

@@ -4,6 +4,7 @@ HashEmbeddings is a bag of hashed words, L2-normalised: texts that share words h
 larger inner product (cosine), unrelated texts are near 0 (relevance 0.5 in the host's
 (1 + ip) / 2 scale). No model, no network, stable across processes (blake2b, not hash()).
 """
+
 from __future__ import annotations
 
 import hashlib

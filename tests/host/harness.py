@@ -23,6 +23,7 @@ The mount is a real directory whose entries are symlinks to the repository's ent
 Agent Zero writes a plugin's global config.json and .toggle-* files INSIDE the plugin
 folder, and a symlinked folder would put them into the working tree.
 """
+
 from __future__ import annotations
 
 import _imp
@@ -52,11 +53,26 @@ HOST_MODULES = ("usr", "plugins", "helpers", "agent", "models", "initialize", "t
 # test_uninstall copies the repository without them too: the real-server venvs are
 # gigabytes, and Hypothesis's database changes under a copy while another xdist worker runs;
 # .cache holds the real cross-encoder and its wheel (200 MB, tests/real/reranker_model.py)
-MOUNT_EXCLUDE = frozenset({
-    ".git", ".venv", "venv", ".venv-infinity", ".venv-llama", ".cache", "__pycache__", ".pytest_cache",
-    ".mypy_cache", ".ruff_cache", ".hypothesis",
-    "tests", "config.json", ".toggle-0", ".toggle-1", "execute_record.json",
-})
+MOUNT_EXCLUDE = frozenset(
+    {
+        ".git",
+        ".venv",
+        "venv",
+        ".venv-infinity",
+        ".venv-llama",
+        ".cache",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        "tests",
+        "config.json",
+        ".toggle-0",
+        ".toggle-1",
+        "execute_record.json",
+    }
+)
 
 RECALL_POINT = "message_loop_prompts_after"
 
@@ -92,8 +108,7 @@ importlib.machinery.SourceFileLoader.source_to_code = _source_to_code
 
 def _purge_host_modules() -> dict[str, Any]:
     """Remove every module under a HOST_MODULES top-level name; return what was removed."""
-    removed = {name: sys.modules.pop(name) for name in list(sys.modules)
-               if name.split(".", 1)[0] in HOST_MODULES}
+    removed = {name: sys.modules.pop(name) for name in list(sys.modules) if name.split(".", 1)[0] in HOST_MODULES}
     importlib.invalidate_caches()
     return removed
 
@@ -165,8 +180,12 @@ class Host:
         return asyncio.run(coro)
 
     # --- agents, memory --------------------------------------------------------------
-    def agent(self, profile: str = "agent0", project: str | None = None,
-              utility_model: Callable[[str, str], Any] | None = None):
+    def agent(
+        self,
+        profile: str = "agent0",
+        project: str | None = None,
+        utility_model: Callable[[str, str], Any] | None = None,
+    ):
         """A fresh AgentContext's agent0 with `config.profile`, optionally in a project
         (context data "project", folder usr/projects/<p>/.a0proj created). A
         utility_model (system, message) -> str/awaitable answers call_utility_model."""
@@ -219,8 +238,9 @@ class Host:
         name = f"usr.plugins.{self.plugin_name}" + (f".{dotted}" if dotted else "")
         return importlib.import_module(name)
 
-    def mount_plugin(self, name: str, files: dict[str, str] | None = None, *, builtin: bool = False,
-                     plugin_yaml: str | None = None) -> Path:
+    def mount_plugin(
+        self, name: str, files: dict[str, str] | None = None, *, builtin: bool = False, plugin_yaml: str | None = None
+    ) -> Path:
         """Create usr/plugins/<name> (or plugins/<name> when builtin) with plugin.yaml and
         `files` ({relative path: text}); clears the plugin caches like a host change does."""
         base = self.root / ("plugins" if builtin else "usr/plugins") / name
@@ -236,11 +256,13 @@ class Host:
     def config_path(self, *, project: str = "", profile: str = "", plugin: str | None = None) -> Path:
         from helpers import plugins
 
-        return Path(plugins.determine_plugin_asset_path(plugin or self.plugin_name, project, profile,
-                                                        plugins.CONFIG_FILE_NAME))
+        return Path(
+            plugins.determine_plugin_asset_path(plugin or self.plugin_name, project, profile, plugins.CONFIG_FILE_NAME)
+        )
 
-    def set_config(self, mapping: dict | None, *, project: str = "", profile: str = "",
-                   plugin: str | None = None) -> Path:
+    def set_config(
+        self, mapping: dict | None, *, project: str = "", profile: str = "", plugin: str | None = None
+    ) -> Path:
         """Write (or with None delete) the scope's config.json directly, bypassing hooks."""
         path = self.config_path(project=project, profile=profile, plugin=plugin)
         if mapping is None:
@@ -257,20 +279,34 @@ class Host:
         plugins.save_plugin_config(plugin or self.plugin_name, project, profile, settings)
         return self.config_path(project=project, profile=profile, plugin=plugin)
 
-    def get_config(self, agent=None, *, project: str | None = None, profile: str | None = None,
-                   plugin: str | None = None):
+    def get_config(
+        self, agent=None, *, project: str | None = None, profile: str | None = None, plugin: str | None = None
+    ):
         from helpers import plugins
 
-        return plugins.get_plugin_config(plugin or self.plugin_name, agent=agent,
-                                         project_name=project, agent_profile=profile)
+        return plugins.get_plugin_config(
+            plugin or self.plugin_name, agent=agent, project_name=project, agent_profile=profile
+        )
 
-    def toggle(self, enabled: bool, *, project: str = "", profile: str = "", plugin: str | None = None,
-               clear_overrides: bool = False) -> None:
+    def toggle(
+        self,
+        enabled: bool,
+        *,
+        project: str = "",
+        profile: str = "",
+        plugin: str | None = None,
+        clear_overrides: bool = False,
+    ) -> None:
         """plugins.toggle_plugin: writes .toggle-1/.toggle-0 at the scope, clears caches."""
         from helpers import plugins
 
-        plugins.toggle_plugin(plugin or self.plugin_name, enabled, project_name=project,
-                              agent_profile=profile, clear_overrides=clear_overrides)
+        plugins.toggle_plugin(
+            plugin or self.plugin_name,
+            enabled,
+            project_name=project,
+            agent_profile=profile,
+            clear_overrides=clear_overrides,
+        )
 
     def is_enabled(self, agent=None, plugin: str | None = None) -> bool:
         from helpers import plugins
@@ -317,8 +353,15 @@ class Host:
         extension.call_extensions_sync("_functions/__main__/init_a0/end", agent=None, data=data)
         return data
 
-    async def recall(self, agent, user_message: str, history: "str | list[tuple[str, str]]" = "", *,
-                     iteration: int = 0, history_includes_user: bool = True) -> dict:
+    async def recall(
+        self,
+        agent,
+        user_message: str,
+        history: "str | list[tuple[str, str]]" = "",
+        *,
+        iteration: int = 0,
+        history_includes_user: bool = True,
+    ) -> dict:
         """One message-loop recall: sets the agent's history to `history` (rendered text, or
         a conversation of (role, text) turns that converse() adds the host's way)
         followed - as in the host, where the user's message is already in the history - by
@@ -396,14 +439,11 @@ class Host:
         from helpers import extension
 
         args = {"query": query, "limit": limit, "threshold": threshold, "filter": filter}
-        tool = agent.get_tool(name="memory_load", method=None, args=args, message="",
-                              loop_data=agent.loop_data)
+        tool = agent.get_tool(name="memory_load", method=None, args=args, message="", loop_data=agent.loop_data)
         await tool.before_execution(**args)
-        await extension.call_extensions_async("tool_execute_before", agent, tool_args=args,
-                                              tool_name="memory_load")
+        await extension.call_extensions_async("tool_execute_before", agent, tool_args=args, tool_name="memory_load")
         response = await tool.execute(**args)
-        await extension.call_extensions_async("tool_execute_after", agent, response=response,
-                                              tool_name="memory_load")
+        await extension.call_extensions_async("tool_execute_after", agent, response=response, tool_name="memory_load")
         await tool.after_execution(response)
         return response
 
@@ -414,23 +454,39 @@ class Host:
         consolidator = create_memory_consolidator(agent, **config_overrides)
         return await consolidator._find_similar_memories(new_memory, area)
 
-    async def call_api(self, path: str, input: dict | None = None, *, method: str = "POST",
-                       remote_addr: str = "127.0.0.1", headers: dict | None = None):
+    async def call_api(
+        self,
+        path: str,
+        input: dict | None = None,
+        *,
+        method: str = "POST",
+        remote_addr: str = "127.0.0.1",
+        headers: dict | None = None,
+    ):
         """POST /api/<path> as the host routes it (api/<path>.py, then
         plugins/<plugin>/<handler>). Returns a Response (status_code, get_json())."""
         from helpers.api import dispatch, make_request
 
-        request = make_request(input if input is not None else {}, method=method,
-                               remote_addr=remote_addr, headers=headers)
+        request = make_request(
+            input if input is not None else {}, method=method, remote_addr=remote_addr, headers=headers
+        )
         return await dispatch(path, request)
 
-    async def dashboard_search(self, search: str = "", *, subdir: str = "default", area: str = "",
-                               limit: int = 100, threshold: float = 0.6) -> dict:
+    async def dashboard_search(
+        self, search: str = "", *, subdir: str = "default", area: str = "", limit: int = 100, threshold: float = 0.6
+    ) -> dict:
         """The memory dashboard's search (MemoryDashboard._search_memories, no agent)."""
-        response = await self.call_api("plugins/_memory/memory_dashboard", {
-            "action": "search", "memory_subdir": subdir, "search": search, "area": area,
-            "limit": limit, "threshold": threshold,
-        })
+        response = await self.call_api(
+            "plugins/_memory/memory_dashboard",
+            {
+                "action": "search",
+                "memory_subdir": subdir,
+                "search": search,
+                "area": area,
+                "limit": limit,
+                "threshold": threshold,
+            },
+        )
         return response.get_json()
 
     def skills(self, agent=None):

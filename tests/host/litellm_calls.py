@@ -14,7 +14,9 @@ def litellm_logging_dropped(monkeypatch):
     is not what is tested: drop it."""
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
-    monkeypatch.setattr(GLOBAL_LOGGING_WORKER, "ensure_initialized_and_enqueue", lambda async_coroutine: async_coroutine.close())
+    monkeypatch.setattr(
+        GLOBAL_LOGGING_WORKER, "ensure_initialized_and_enqueue", lambda async_coroutine: async_coroutine.close()
+    )
 
 
 def litellm_utility_model(api_base: str, *, stream: bool, model: str = "judge-model"):

@@ -9,8 +9,26 @@ import socket
 import yaml
 
 FILLER = [
-    "backup", "restic", "nginx", "postgres", "fedora", "thinkpad", "proxmox", "grafana", "prometheus", "docker",
-    "python", "rust", "garden", "recipe", "vegetarian", "lisbon", "timezone", "router", "wireguard", "pihole",
+    "backup",
+    "restic",
+    "nginx",
+    "postgres",
+    "fedora",
+    "thinkpad",
+    "proxmox",
+    "grafana",
+    "prometheus",
+    "docker",
+    "python",
+    "rust",
+    "garden",
+    "recipe",
+    "vegetarian",
+    "lisbon",
+    "timezone",
+    "router",
+    "wireguard",
+    "pihole",
 ]
 
 
@@ -62,8 +80,10 @@ def spy_on_stage(pipeline, name, spy):
     what undoes it."""
     stages = pipeline.STAGES
     real = next(stage.run for stage in stages if stage.name == name)
-    pipeline.STAGES = tuple(dataclasses.replace(stage, run=functools.partial(spy, real)) if stage.name == name else stage
-                            for stage in stages)
+    pipeline.STAGES = tuple(
+        dataclasses.replace(stage, run=functools.partial(spy, real)) if stage.name == name else stage
+        for stage in stages
+    )
     return lambda: setattr(pipeline, "STAGES", stages)
 
 

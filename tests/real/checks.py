@@ -41,8 +41,14 @@ class Target:
     def settings(self, **more) -> dict:
         # No score cache (every call reaches the server), a timeout for a loaded 2-core
         # machine, and a breaker that never opens in the middle of a check.
-        return {"rerank_endpoint": self.url, "rerank_cache": False, "rerank_timeout": 60,
-                "rerank_breaker_failures": 100, **self.config, **more}
+        return {
+            "rerank_endpoint": self.url,
+            "rerank_cache": False,
+            "rerank_timeout": 60,
+            "rerank_breaker_failures": 100,
+            **self.config,
+            **more,
+        }
 
 
 def assert_scores(ranked, expected: Sequence[float]) -> None:
@@ -99,16 +105,30 @@ def names_the_served_models_when_none_is_set(t: Target, names: Sequence[str]) ->
     report = reranker.probe(settings)
     assert not report["ok"] and report["verdict"] == "model", report["reason"]
     assert report["served_models"] == list(names)
-    assert report["reason"].startswith("the server serves several models and needs one named: set 'rerank_model' to one of ")
+    assert report["reason"].startswith(
+        "the server serves several models and needs one named: set 'rerank_model' to one of "
+    )
     assert all(name in report["reason"] for name in names)
     tested = asyncio.run(connection_test.run(settings))
     assert tested["report"]["reason"] == report["reason"]
-    status = {**status_report.collect(), "enabled_for_agent": True, "setting_enabled": True, "has_reranker": True, "wrap_live": True}
+    status = {
+        **status_report.collect(),
+        "enabled_for_agent": True,
+        "setting_enabled": True,
+        "has_reranker": True,
+        "wrap_live": True,
+    }
     first = vocabulary.status_text(status, probe=report).splitlines()[0]
     assert first == f"RERANKER NOT WORKING (recall uses built-in fusion meanwhile): {report['reason']}"
     env = {**os.environ, "A0RR_TEST_KEY": t.config.get("rerank_api_key", "")}
-    out = subprocess.run([sys.executable, "-m", "helpers.cli", "probe", t.url, "--api-key-env", "A0RR_TEST_KEY"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "helpers.cli", "probe", t.url, "--api-key-env", "A0RR_TEST_KEY"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert out.returncode == 1 and out.stdout.startswith(f"NOT USABLE: {report['reason']}")
     refusal = next(line for line in out.stdout.splitlines() if line.startswith(f"rerank {t.path} "))
     assert "Available model names are" in refusal and all(name in refusal for name in names)

@@ -27,15 +27,34 @@ def missing_environment() -> str | None:
 class InfinityProcess(ServerProcess):
     start_timeout_s = 240.0  # three servers loading torch at once on a loaded 2-core machine
 
-    def __init__(self, name: str, models: Sequence[Path], workdir: Path, *, env: dict[str, str] | None = None,
-                 url_prefix: str = "", api_key: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        models: Sequence[Path],
+        workdir: Path,
+        *,
+        env: dict[str, str] | None = None,
+        url_prefix: str = "",
+        api_key: str = "",
+    ) -> None:
         self.name, self.label = name, f"infinity ({name})"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.ready_url = self.url + "/health"
         self.log_path = workdir / f"infinity-{name}.log"
-        self.args = [str(VENV / "bin" / "infinity_emb"), "v2", "--host", "127.0.0.1", "--port", str(self.port),
-                     "--engine", "torch", "--device", "cpu", "--no-model-warmup"]
+        self.args = [
+            str(VENV / "bin" / "infinity_emb"),
+            "v2",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--engine",
+            "torch",
+            "--device",
+            "cpu",
+            "--no-model-warmup",
+        ]
         for model in models:
             self.args += ["--model-id", str(model)]
         if url_prefix:
@@ -45,6 +64,16 @@ class InfinityProcess(ServerProcess):
         home = workdir / "hf-home"
         home.mkdir(exist_ok=True)
         self.env = kept_env()
-        self.env.update(HOME=str(workdir), HF_HOME=str(home), INFINITY_HOME=str(workdir), HF_HUB_OFFLINE="1",
-                        TRANSFORMERS_OFFLINE="1", DO_NOT_TRACK="1", INFINITY_ANONYMOUS_USAGE_STATS="0",
-                        OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", COLUMNS="200", **(env or {}))
+        self.env.update(
+            HOME=str(workdir),
+            HF_HOME=str(home),
+            INFINITY_HOME=str(workdir),
+            HF_HUB_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+            DO_NOT_TRACK="1",
+            INFINITY_ANONYMOUS_USAGE_STATS="0",
+            OMP_NUM_THREADS="1",
+            PYTHONUNBUFFERED="1",
+            COLUMNS="200",
+            **(env or {}),
+        )

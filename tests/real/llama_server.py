@@ -52,9 +52,25 @@ class LlamaProcess(ServerProcess):
         self.api_base = f"{self.url}/v1"
         self.ready_url = self.api_base + "/models"
         self.log_path = workdir / "llama-server.log"
-        self.args = [str(VENV / "bin" / "python"), "-m", "llama_cpp.server", "--model", str(model_path()),
-                     "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
-                     "--n_ctx", str(N_CTX), "--n_threads", str(N_THREADS), "--n_threads_batch", str(N_THREADS)]
+        self.args = [
+            str(VENV / "bin" / "python"),
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path()),
+            "--model_alias",
+            ALIAS,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(N_CTX),
+            "--n_threads",
+            str(N_THREADS),
+            "--n_threads_batch",
+            str(N_THREADS),
+        ]
         self.env = kept_env()
         self.env.update(HOME=str(workdir), OMP_NUM_THREADS=str(N_THREADS), PYTHONUNBUFFERED="1")
 

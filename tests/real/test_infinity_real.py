@@ -45,8 +45,11 @@ def _require_environment() -> None:
         return
     if os.environ.get("A0RR_REAL_SERVERS") == "skip":
         pytest.skip(f"{why} (A0RR_REAL_SERVERS=skip)")
-    pytest.fail(f"the real-server lane cannot run: {why}; bash tests/run.sh builds it "
-                "(set A0RR_REAL_SERVERS=skip to leave the lane out)", pytrace=False)
+    pytest.fail(
+        f"the real-server lane cannot run: {why}; bash tests/run.sh builds it "
+        "(set A0RR_REAL_SERVERS=skip to leave the lane out)",
+        pytrace=False,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -59,8 +62,9 @@ def infinity(tmp_path_factory):
         "default": InfinityProcess("default", [MODEL], work),
         "limited": InfinityProcess("limited", [MODEL], work, env={"INFINITY_MAX_CLIENT_BATCH_SIZE": "16"}),
         # A short queue, so a long request makes the next one a 429.
-        "shared": InfinityProcess("shared", [MODEL, twin], work, env={"INFINITY_QUEUE_SIZE": "8"},
-                                  url_prefix="/v1", api_key=KEY),
+        "shared": InfinityProcess(
+            "shared", [MODEL, twin], work, env={"INFINITY_QUEUE_SIZE": "8"}, url_prefix="/v1", api_key=KEY
+        ),
     }
     try:
         for server in servers.values():
@@ -149,7 +153,9 @@ def test_killed_mid_call_then_started_again(infinity, model_scores):
     t = target(server, model_scores)
     assert reranker.probe(t.settings())["ok"]
     answers = {}
-    call = threading.Thread(target=lambda: answers.setdefault("ranked", reranker.rerank(checks.QUESTION, LOAD, config=t.settings())))
+    call = threading.Thread(
+        target=lambda: answers.setdefault("ranked", reranker.rerank(checks.QUESTION, LOAD, config=t.settings()))
+    )
     call.start()
     _wait_until_queued(server, 1)  # the call is in the server's queue: kill it there
     os.killpg(server.process.pid, signal.SIGKILL)
@@ -166,8 +172,14 @@ def test_its_queue_full_429_falls_back_then_recovers(infinity, model_scores):
     t = shared_target(infinity, model_scores, NAMES[0])
     settings = reranker.load_settings(t.settings())
     assert reranker.probe(t.settings())["ok"]  # the route is known before the queue fills
-    load = threading.Thread(target=lambda: httpx.post(server.url + "/v1/rerank", headers=headers, timeout=300,
-                                                      json={"model": NAMES[0], "query": checks.QUESTION, "documents": LOAD}))
+    load = threading.Thread(
+        target=lambda: httpx.post(
+            server.url + "/v1/rerank",
+            headers=headers,
+            timeout=300,
+            json={"model": NAMES[0], "query": checks.QUESTION, "documents": LOAD},
+        )
+    )
     load.start()
     try:
         _wait_until_queued(server, 100, model_name=NAMES[0], headers=headers)  # a second or more of work left

@@ -58,8 +58,11 @@ def _require(why: str | None) -> None:
         return
     if os.environ.get("A0RR_REAL_SERVERS") == "skip":
         pytest.skip(f"{why} (A0RR_REAL_SERVERS=skip)")
-    pytest.fail(f"the real-model lane cannot run: {why}; bash tests/run.sh builds it "
-                "(set A0RR_REAL_SERVERS=skip to leave the lane out)", pytrace=False)
+    pytest.fail(
+        f"the real-model lane cannot run: {why}; bash tests/run.sh builds it "
+        "(set A0RR_REAL_SERVERS=skip to leave the lane out)",
+        pytrace=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +88,12 @@ def _model_probabilities(model, query, documents):
     """The model's own scores as the plugin reads them: sigmoid of the logit."""
     from sentence_transformers import CrossEncoder
 
-    return [float(s) for s in CrossEncoder(str(model), device="cpu").predict([(query, d) for d in documents], show_progress_bar=False)]
+    return [
+        float(s)
+        for s in CrossEncoder(str(model), device="cpu").predict(
+            [(query, d) for d in documents], show_progress_bar=False
+        )
+    ]
 
 
 # --- a recall of the stand-in host ----------------------------------------------------------
@@ -137,7 +145,12 @@ def _judged_and_reordered(host, config):
     model earned a say on the calibration set, and the answer is scored far above the
     memory about the garden and comes first where Agent Zero alone put another. Returns
     the probe's verdict."""
-    config = {"rerank_cache": False, "rerank_timeout": TIMEOUT_S, "rerank_shadow_log": str(host.root / DECISIONS), **config}
+    config = {
+        "rerank_cache": False,
+        "rerank_timeout": TIMEOUT_S,
+        "rerank_shadow_log": str(host.root / DECISIONS),
+        **config,
+    }
 
     async def main():
         agent, memory = await _store(host)
@@ -148,8 +161,10 @@ def _judged_and_reordered(host, config):
         verdict, trust = await _warmed_and_measured(host, memory, config)
         assert verdict.quality == "pass"
         assert verdict.relevant > 0.9 and verdict.irrelevant < 0.01  # Paris / photosynthesis, as probabilities
-        print(f"\ncalibration: say {trust.say}, MRR {trust.reranker:.3f} against Agent Zero's embedder's "
-              f"{trust.embedder:.3f} on {trust.questions} questions, {trust.seconds:.1f} s")
+        print(
+            f"\ncalibration: say {trust.say}, MRR {trust.reranker:.3f} against Agent Zero's embedder's "
+            f"{trust.embedder:.3f} on {trust.questions} questions, {trust.seconds:.1f} s"
+        )
         assert trust.say in ("some", "full"), trust
         result, scores = await _recall_with_scores(host, agent, memory)
         print(f"recall: the answer scored {scores[ANSWER]:.4f}, the garden {scores[IRRELEVANT]:.6f}")

@@ -30,6 +30,7 @@ from tests.host.recall import enabled_store, fused_order, set_plugin  # noqa: E4
 def _litellm_logging(litellm_logging_dropped):
     """Every test here calls LiteLLM: its logging worker is dropped (tests/host/litellm_calls.py)."""
 
+
 pytestmark = pytest.mark.real_server
 
 
@@ -39,8 +40,11 @@ def model_server(tmp_path_factory):
     if why is not None:
         if os.environ.get("A0RR_REAL_SERVERS") == "skip":
             pytest.skip(f"{why} (A0RR_REAL_SERVERS=skip)")
-        pytest.fail(f"the real-model lane cannot run: {why}; bash tests/run.sh builds it "
-                    "(set A0RR_REAL_SERVERS=skip to leave the lane out)", pytrace=False)
+        pytest.fail(
+            f"the real-model lane cannot run: {why}; bash tests/run.sh builds it "
+            "(set A0RR_REAL_SERVERS=skip to leave the lane out)",
+            pytrace=False,
+        )
     with LlamaProcess(tmp_path_factory.mktemp("llama")) as server:
         yield server
 
@@ -136,9 +140,16 @@ def _hold_the_server(server, seconds_of_work: int) -> threading.Thread:
     on) keeps a one-slot local server busy: what is asked meanwhile waits behind it."""
 
     def work():
-        httpx.post(server.api_base + "/chat/completions", timeout=300, json={
-            "model": ALIAS, "max_tokens": seconds_of_work * 40, "temperature": 0,
-            "messages": [{"role": "user", "content": "Write a long story about a lighthouse keeper. " * 40}]})
+        httpx.post(
+            server.api_base + "/chat/completions",
+            timeout=300,
+            json={
+                "model": ALIAS,
+                "max_tokens": seconds_of_work * 40,
+                "temperature": 0,
+                "messages": [{"role": "user", "content": "Write a long story about a lighthouse keeper. " * 40}],
+            },
+        )
 
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
@@ -161,17 +172,27 @@ def test_a_real_model_that_cannot_answer_in_time_is_kept_out_and_the_server_stil
     for _ in range(2):
         assert contents(recall(host, agent)) == expected  # kept out: nothing asked, exactly the fused order
     assert len(model.asked) == asked
-    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps["reranker"]
+    line = next(i for i in reversed(agent.context.log.logs) if i.type == "util" and "found" in i.heading).kvps[
+        "reranker"
+    ]
     assert "too slow for recall" in line and "faster utility model" in line
     # the calls cut short did not wedge the server: the host's own utility call still answers
-    answer = host.run(litellm_utility_model(model_server.api_base, stream=False, model=ALIAS)("Answer in one word.", "Say hello."))
+    answer = host.run(
+        litellm_utility_model(model_server.api_base, stream=False, model=ALIAS)("Answer in one word.", "Say hello.")
+    )
     assert isinstance(answer, str) and answer.strip()
 
 
 def test_test_connection_asks_the_real_model_and_says_its_verdict_in_words(host, model_server):
-    host.set_config({"utility_model": {"provider": "openai", "name": ALIAS, "api_base": model_server.api_base, "api_key": "none"}},
-                    plugin="_model_config")
-    response = host.run(host.call_api("plugins/a0_reranker/test_connection", {"config": {"rerank_api": "utility", "rerank_timeout": 12}}))
+    host.set_config(
+        {"utility_model": {"provider": "openai", "name": ALIAS, "api_base": model_server.api_base, "api_key": "none"}},
+        plugin="_model_config",
+    )
+    response = host.run(
+        host.call_api(
+            "plugins/a0_reranker/test_connection", {"config": {"rerank_api": "utility", "rerank_timeout": 12}}
+        )
+    )
     report = response.get_json()["report"]
     assert report["verdict"] in ("ok", "weak", "misranks", "too_slow"), report
     assert report["model"] == f"openai/{ALIAS}" and f"Agent Zero's utility model (openai/{ALIAS})" in report["reason"]

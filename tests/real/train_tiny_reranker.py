@@ -43,7 +43,7 @@ QUESTIONS = {
     "which laptop and shell does the user have": "The user's laptop is a ThinkPad",
     "how often does prometheus scrape the exporters": "Prometheus scrapes node_exporter",
     "what food does the user avoid": "The user is vegetarian",
-    "where is the ledgerly project deployed": "The side project \"ledgerly\"",
+    "where is the ledgerly project deployed": 'The side project "ledgerly"',
     "what are the user's working hours": "The user's timezone is Europe/Lisbon",
 }
 # Lists of many unrelated notes, like the ones the batch tests send.
@@ -90,16 +90,26 @@ def train(out: Path = OUT) -> float:
     pairs = training_pairs()
     out.mkdir(parents=True, exist_ok=True)
     (out / "vocab.txt").write_text("\n".join(vocabulary(pairs)) + "\n", encoding="utf-8")
-    tokenizer = transformers.BertTokenizerFast(vocab_file=str(out / "vocab.txt"), do_lower_case=True, model_max_length=MAX_TOKENS)
+    tokenizer = transformers.BertTokenizerFast(
+        vocab_file=str(out / "vocab.txt"), do_lower_case=True, model_max_length=MAX_TOKENS
+    )
     config = transformers.BertConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=128, max_position_embeddings=MAX_TOKENS, num_labels=1,
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=MAX_TOKENS,
+        num_labels=1,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
     )
     torch.set_num_threads(1)
     torch.manual_seed(SEED)
     model = transformers.BertForSequenceClassification(config)
-    batch = tokenizer([q for q, _, _ in pairs], [d for _, d, _ in pairs], padding=True, truncation=True, return_tensors="pt")
+    batch = tokenizer(
+        [q for q, _, _ in pairs], [d for _, d, _ in pairs], padding=True, truncation=True, return_tensors="pt"
+    )
     target = torch.tensor([t for _, _, t in pairs])
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)  # 2e-3 collapses to the mean
     model.train()
@@ -115,7 +125,20 @@ def train(out: Path = OUT) -> float:
     model.eval()
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
-    (out / "training.json").write_text(json.dumps({"seed": SEED, "pairs": len(pairs), "steps": step, "loss": round(loss.item(), 5), "torch": torch.__version__, "transformers": transformers.__version__}, indent=1) + "\n")
+    (out / "training.json").write_text(
+        json.dumps(
+            {
+                "seed": SEED,
+                "pairs": len(pairs),
+                "steps": step,
+                "loss": round(loss.item(), 5),
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     return loss.item()
 
 

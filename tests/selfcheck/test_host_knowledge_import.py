@@ -3,6 +3,7 @@ knowledge_import.py and Memory.preload_knowledge): a knowledge file reaches the 
 the host's LangChain chunks (TextLoader + load_and_split: at most 4,000 characters each)
 with the host's metadata and the area of its folder, and re-imports follow the checksums
 the way the host's do."""
+
 import asyncio
 import json
 
@@ -12,13 +13,24 @@ import pytest
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 run = asyncio.run
-HOST_KEYS = {"source", "source_file", "source_path", "file_type", "knowledge_source", "import_timestamp",
-             "area", "id", "timestamp"}
+HOST_KEYS = {
+    "source",
+    "source_file",
+    "source_path",
+    "file_type",
+    "knowledge_source",
+    "import_timestamp",
+    "area",
+    "id",
+    "timestamp",
+}
 
 
 def _paragraphs(topic: str, n: int) -> list[str]:
-    return [f"## {topic} part {i}\n\n" + " ".join(f"{topic} sentence {i}.{j} about the homelab." for j in range(8))
-            for i in range(n)]
+    return [
+        f"## {topic} part {i}\n\n" + " ".join(f"{topic} sentence {i}.{j} about the homelab." for j in range(8))
+        for i in range(n)
+    ]
 
 
 def _knowledge(host, rel: str, text: str):

@@ -3,6 +3,7 @@ a0_reranker plugin relies on, pinned against what the real host does.
 
 The a0_reranker plugin itself is switched off (toggle) in tests that run extension points,
 so these checks do not depend on the plugin's own state."""
+
 import asyncio
 import inspect
 import json
@@ -26,6 +27,7 @@ async def _filled(host: Host, n: int = 60, area: str = "main"):
 
 
 # --- the host's module layout ---------------------------------------------------------
+
 
 def test_host_modules_win_over_the_plugin_helpers(host):
     import helpers
@@ -58,11 +60,14 @@ def test_close_restores_the_process(tmp_path):
 
 
 def test_dummy_plugin_imports_as_usr_plugins(host):
-    host.mount_plugin("dummy", {
-        "helpers/__init__.py": "",
-        "helpers/base.py": "VALUE = 41\n",
-        "helpers/mod.py": "from .base import VALUE\nfrom helpers import files\nANSWER = VALUE + 1\nROOT = files.get_base_dir()\n",
-    })
+    host.mount_plugin(
+        "dummy",
+        {
+            "helpers/__init__.py": "",
+            "helpers/base.py": "VALUE = 41\n",
+            "helpers/mod.py": "from .base import VALUE\nfrom helpers import files\nANSWER = VALUE + 1\nROOT = files.get_base_dir()\n",
+        },
+    )
     import importlib
 
     mod = importlib.import_module("usr.plugins.dummy.helpers.mod")
@@ -75,15 +80,23 @@ def test_dummy_plugin_imports_as_usr_plugins(host):
 
 # --- Memory on the real LangChain FAISS store -------------------------------------------
 
+
 def test_filtered_search_sees_only_20_candidates(host):
     async def go():
         memory = await _filled(host)
         plain = await memory.search_similarity_threshold("gardening tomatoes", limit=40, threshold=0.0)
         filtered = await memory.search_similarity_threshold(
-            "gardening tomatoes", limit=40, threshold=0.0, filter="area == 'main'")
+            "gardening tomatoes", limit=40, threshold=0.0, filter="area == 'main'"
+        )
         comparator = memory._get_comparator("area == 'main'")
-        widened = await memory.db.asearch("gardening tomatoes", search_type="similarity_score_threshold",
-                                          k=40, score_threshold=0.0, filter=comparator, fetch_k=200)
+        widened = await memory.db.asearch(
+            "gardening tomatoes",
+            search_type="similarity_score_threshold",
+            k=40,
+            score_threshold=0.0,
+            filter=comparator,
+            fetch_k=200,
+        )
         return plain, filtered, widened
 
     plain, filtered, widened = run(go())
@@ -111,8 +124,10 @@ def test_threshold_uses_the_cosine_normalizer(host):
     async def go():
         memory = await host.memory()
         await host.insert(memory, ["red apples", "blue whales"])
-        return (await memory.search_similarity_threshold("red apples", 10, 0.99),
-                await memory.search_similarity_threshold("red apples", 10, 0.5))
+        return (
+            await memory.search_similarity_threshold("red apples", 10, 0.99),
+            await memory.search_similarity_threshold("red apples", 10, 0.5),
+        )
 
     exact, loose = run(go())
     assert [d.page_content for d in exact] == ["red apples"]
@@ -124,7 +139,8 @@ def test_delete_by_query_deletes_what_search_returns(host):
         memory = await _filled(host)
         await host.insert(memory, ["unrelated note about taxes"], area="solutions")
         expected = await memory.search_similarity_threshold(
-            "gardening tomatoes", limit=100, threshold=0.0, filter="area == 'main'")
+            "gardening tomatoes", limit=100, threshold=0.0, filter="area == 'main'"
+        )
         removed = await memory.delete_documents_by_query("gardening tomatoes", 0.0, "area == 'main'")
         return memory, expected, removed
 
@@ -154,6 +170,7 @@ def test_consolidation_writes_rank_similarity_into_the_docstore(host):
 
 
 # --- the prompt-feeding callers -----------------------------------------------------------
+
 
 def test_recall_returns_at_most_five_memories_and_three_solutions(host):
     host.toggle(False)  # keep the plugin's own extensions out of the host self-check
@@ -190,6 +207,7 @@ def test_callers_and_the_recall_frame_locals(host):
 
     Memory.search_similarity_threshold = spy
     try:
+
         async def go():
             memory = await host.memory(agent)
             await host.insert(memory, ["gardening tomatoes", "tomato solution"], area="main")
@@ -218,7 +236,10 @@ def test_callers_and_the_recall_frame_locals(host):
     assert user_instruction == 'user: {"user_message": "tomatoes \\"now\\""}'
     assert history == "user: earlier\nai: reply\n" + user_instruction  # the message is in the history too
     assert recall_locals["query"] == user_instruction + "\n\n" + history
-    assert recall_locals["self"].agent is agent and recall_locals["loop_data"].user_message.output_text() == user_instruction
+    assert (
+        recall_locals["self"].agent is agent
+        and recall_locals["loop_data"].user_message.output_text() == user_instruction
+    )
     assert seen[2][2]["self"].agent is agent
 
 
@@ -369,10 +390,14 @@ def test_toggle_scopes_inherit_and_the_highest_file_wins(host):
 
 def test_extensions_of_enabled_plugins_run_first_name_wins(host):
     point = "extensions/python/selfcheck_point"
-    host.mount_plugin("aaa_one", {f"{point}/_20_same.py": _MARK.format(tag="aaa_20"),
-                                  f"{point}/_30_last.py": _MARK.format(tag="aaa_30")})
-    host.mount_plugin("bbb_two", {f"{point}/_20_same.py": _MARK.format(tag="bbb_20"),
-                                  f"{point}/_10_first.py": _MARK.format(tag="bbb_10")})
+    host.mount_plugin(
+        "aaa_one",
+        {f"{point}/_20_same.py": _MARK.format(tag="aaa_20"), f"{point}/_30_last.py": _MARK.format(tag="aaa_30")},
+    )
+    host.mount_plugin(
+        "bbb_two",
+        {f"{point}/_20_same.py": _MARK.format(tag="bbb_20"), f"{point}/_10_first.py": _MARK.format(tag="bbb_10")},
+    )
     agent = host.agent()
     from helpers import extension
 
@@ -389,6 +414,7 @@ def test_extensions_of_enabled_plugins_run_first_name_wins(host):
 
 
 # --- module purges -----------------------------------------------------------------------
+
 
 def test_purging_plugins_gives_a_fresh_memory_class(host):
     async def go():
@@ -412,33 +438,41 @@ def test_purging_plugins_gives_a_fresh_memory_class(host):
 
 # --- skills and API --------------------------------------------------------------------------
 
+
 def test_skills_follow_the_hosts_validation(host):
-    host.mount_plugin("dummy", {
-        "skills/good-skill/SKILL.md": "---\nname: good-skill\ndescription: Use it: when asked\n---\nBody\n",
-        "skills/bad/SKILL.md": "---\nname: bad_skill\ndescription: underscores are invalid\n---\n",
-        "skills/none/SKILL.md": "no frontmatter\n",
-    })
+    host.mount_plugin(
+        "dummy",
+        {
+            "skills/good-skill/SKILL.md": "---\nname: good-skill\ndescription: Use it: when asked\n---\nBody\n",
+            "skills/bad/SKILL.md": "---\nname: bad_skill\ndescription: underscores are invalid\n---\n",
+            "skills/none/SKILL.md": "no frontmatter\n",
+        },
+    )
     names = {s.name for s in host.skills(host.agent())}
     assert "good-skill" in names and "bad_skill" not in names
 
 
 def test_api_routing_and_errors(host):
-    failing = ("from helpers.api import ApiHandler\n"
-               "class Fail(ApiHandler):\n"
-               "    @classmethod\n"
-               "    def requires_loopback(cls):\n"
-               "        return True\n"
-               "    async def process(self, input, request):\n"
-               "        raise ValueError('nope')\n")
+    failing = (
+        "from helpers.api import ApiHandler\n"
+        "class Fail(ApiHandler):\n"
+        "    @classmethod\n"
+        "    def requires_loopback(cls):\n"
+        "        return True\n"
+        "    async def process(self, input, request):\n"
+        "        raise ValueError('nope')\n"
+    )
     host.mount_plugin("dummy", {"api/fail.py": failing})
 
     async def go():
         memory = await host.memory()
         await host.insert(memory, ["gardening tomatoes"])
-        return (await host.dashboard_search("tomatoes"),
-                await host.call_api("plugins/dummy/missing"),
-                await host.call_api("plugins/dummy/fail", remote_addr="10.0.0.1"),
-                await host.call_api("plugins/dummy/fail"))
+        return (
+            await host.dashboard_search("tomatoes"),
+            await host.call_api("plugins/dummy/missing"),
+            await host.call_api("plugins/dummy/fail", remote_addr="10.0.0.1"),
+            await host.call_api("plugins/dummy/fail"),
+        )
 
     found, missing, remote, failed = run(go())
     assert found["success"] and found["total_count"] == 1

@@ -91,7 +91,7 @@ def test_scoring_ranks_the_france_probe():
 
 def test_qwen3_strings_are_the_official_ones():
     assert qwen3.PREFIX == (
-        '<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and '
+        "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and "
         'the Instruct provided. Note that the answer can only be "yes" or "no".<|im_end|>\n<|im_start|>user\n'
     )
     assert qwen3.SUFFIX == "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
@@ -371,11 +371,23 @@ def test_infinity_serves_several_models_under_names_from_their_paths(http):
             r = http.post(url, json=body)
             assert r.status_code == 400
             named = body.get("model", "default/not-specified")
-            assert r.json() == {"error": {"message": f"Invalid model: Engine for model name `{named}` not found. Available model names are ['models/rerank-a', 'rerank-b']", "type": None, "param": None, "code": 400}}
-        assert http.post(url, json={"query": QUERY, "documents": DOCS, "model": "rerank-b"}).json()["model"] == "rerank-b"
+            assert r.json() == {
+                "error": {
+                    "message": f"Invalid model: Engine for model name `{named}` not found. Available model names are ['models/rerank-a', 'rerank-b']",
+                    "type": None,
+                    "param": None,
+                    "code": 400,
+                }
+            }
+        assert (
+            http.post(url, json={"query": QUERY, "documents": DOCS, "model": "rerank-b"}).json()["model"] == "rerank-b"
+        )
         assert http.post(url, json={"query": QUERY, "documents": []}).status_code == 422  # the body before the model
     with start("infinity", model="/srv/models/only-one") as srv:  # one model: any name reaches it
-        assert http.post(srv.url + "/rerank", json={"query": QUERY, "documents": DOCS, "model": "x"}).json()["model"] == "models/only-one"
+        assert (
+            http.post(srv.url + "/rerank", json={"query": QUERY, "documents": DOCS, "model": "x"}).json()["model"]
+            == "models/only-one"
+        )
 
 
 def test_infinity_cuts_a_pair_to_the_token_limit_and_counts_characters(http):
@@ -386,7 +398,9 @@ def test_infinity_cuts_a_pair_to_the_token_limit_and_counts_characters(http):
         assert scores[0] == pytest.approx(probability(QUERY, PARIS))
         assert scores[1] == pytest.approx(probability(QUERY, "filler " * 20 + "Paris is")) and scores[1] < 0.01
         assert body["usage"]["prompt_tokens"] == 2 * len(QUERY) + len(PARIS) + len(buried)
-        too_long = http.post(srv.url + "/rerank", json={"query": QUERY, "documents": ["a" * 122_881]}).json()["detail"][0]
+        too_long = http.post(srv.url + "/rerank", json={"query": QUERY, "documents": ["a" * 122_881]}).json()["detail"][
+            0
+        ]
         assert (too_long["type"], too_long["loc"]) == ("string_too_long", ["body", "documents", 0])
 
 

@@ -30,14 +30,16 @@ REDIRECTED = "/echo-redirected"
 def forms(authorization: str) -> str:
     """The header in every form, in one text."""
     half = len(authorization) // 2
-    return " | ".join([
-        authorization,
-        json.dumps(authorization),
-        quote(authorization, safe=""),
-        base64.b64encode(f"Authorization: {authorization}".encode()).decode(),
-        authorization.upper(),
-        f"{authorization[:half]!r} {authorization[half:]!r}",
-    ])
+    return " | ".join(
+        [
+            authorization,
+            json.dumps(authorization),
+            quote(authorization, safe=""),
+            base64.b64encode(f"Authorization: {authorization}".encode()).decode(),
+            authorization.upper(),
+            f"{authorization[:half]!r} {authorization[half:]!r}",
+        ]
+    )
 
 
 def reply(shape: str, raw_path: str, headers: dict, normal: Reply, backend) -> Reply:

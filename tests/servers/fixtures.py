@@ -1,9 +1,9 @@
 """A pytest fixture factory, for modules that want a fresh server per test.
 
-    tei = server_fixture("tei19", max_client_batch_size=4)   # fixture named "tei"
+tei = server_fixture("tei19", max_client_batch_size=4)   # fixture named "tei"
 
-    def test_something(tei):
-        httpx.post(tei.url + "/rerank", ...)
+def test_something(tei):
+    httpx.post(tei.url + "/rerank", ...)
 """
 
 from __future__ import annotations

@@ -45,7 +45,9 @@ Script = Callable[[Request], Answer]
 
 def drip(body: bytes, every: float, content_type: str = "application/json") -> Script:
     """``body`` one byte at a time, ``every`` seconds apart: each read succeeds just in time."""
-    return lambda request: Answer(200, {"Content-Type": content_type}, (body[i : i + 1] for i in range(len(body))), every, len(body))
+    return lambda request: Answer(
+        200, {"Content-Type": content_type}, (body[i : i + 1] for i in range(len(body))), every, len(body)
+    )
 
 
 def padded_json(payload: bytes, padding: int, chunk: int = 1 << 20) -> Iterable[bytes]:

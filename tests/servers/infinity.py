@@ -125,8 +125,15 @@ class InfinityServer(Backend):
     def models(self, req: Request) -> Reply:
         stats = {"queue_fraction": 0.0, "queue_absolute": 0, "results_pending": 0, "batch_size": 32}
         data = [
-            {"id": name, "stats": stats, "object": "model", "owned_by": "infinity", "created": self.created,
-             "backend": "torch", "capabilities": ["rerank"]}
+            {
+                "id": name,
+                "stats": stats,
+                "object": "model",
+                "owned_by": "infinity",
+                "created": self.created,
+                "backend": "torch",
+                "capabilities": ["rerank"],
+            }
             for name in self.served
         ]
         return json_reply({"data": data, "object": "list"})

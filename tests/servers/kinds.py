@@ -29,12 +29,8 @@ KINDS: dict[str, Callable[..., Backend]] = {
     "tei19": partial(TeiServer, version="1.9.3", validation_status=422, fail_fast=True, auto_truncate=True),
     "vllm013": partial(VllmServer, mode="qwen3_raw", version="0.13.0", model=_QWEN3),
     "vllm014": partial(VllmServer, mode="qwen3_template", version="0.14.0", model=_QWEN3),
-    "vllm_crossencoder": partial(
-        VllmServer, mode="cross_encoder", version="0.13.0", model="BAAI/bge-reranker-v2-m3"
-    ),
-    "vllm_generative": partial(
-        VllmServer, mode="generative", version="0.13.0", model="Qwen/Qwen2.5-0.5B-Instruct"
-    ),
+    "vllm_crossencoder": partial(VllmServer, mode="cross_encoder", version="0.13.0", model="BAAI/bge-reranker-v2-m3"),
+    "vllm_generative": partial(VllmServer, mode="generative", version="0.13.0", model="Qwen/Qwen2.5-0.5B-Instruct"),
     "infinity": InfinityServer,
     "llamacpp": LlamaCppServer,
     "llamacpp_norerank": partial(LlamaCppServer, reranking=False),

@@ -48,13 +48,23 @@ class ChatServer:
                 text = server.answer(system, user)
                 if body.get("stream"):
                     return self._stream(text, body.get("model") or server.model)
-                return self._send(200, {
-                    "id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
-                    "model": body.get("model") or server.model,
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": (len(system) + len(user)) // 4, "completion_tokens": len(text) // 4,
-                              "total_tokens": (len(system) + len(user) + len(text)) // 4},
-                })
+                return self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model") or server.model,
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                        ],
+                        "usage": {
+                            "prompt_tokens": (len(system) + len(user)) // 4,
+                            "completion_tokens": len(text) // 4,
+                            "total_tokens": (len(system) + len(user) + len(text)) // 4,
+                        },
+                    },
+                )
 
             def _send(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()
@@ -65,14 +75,28 @@ class ChatServer:
                 self.wfile.write(data)
 
             def _stream(self, text: str, model: str) -> None:
-                pieces = [text[i:i + 7] for i in range(0, len(text), 7)] or [""]
+                pieces = [text[i : i + 7] for i in range(0, len(text), 7)] or [""]
                 events = []
                 for n, piece in enumerate(pieces):
                     delta = {"role": "assistant", "content": piece} if n == 0 else {"content": piece}
-                    events.append({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                                   "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-                events.append({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                               "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                    events.append(
+                        {
+                            "id": "chatcmpl-1",
+                            "object": "chat.completion.chunk",
+                            "created": int(time.time()),
+                            "model": model,
+                            "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+                        }
+                    )
+                events.append(
+                    {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion.chunk",
+                        "created": int(time.time()),
+                        "model": model,
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                    }
+                )
                 data = "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode() + b"data: [DONE]\n\n"
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")

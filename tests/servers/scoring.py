@@ -97,7 +97,10 @@ _CALIBRATION = Path(__file__).resolve().parents[2] / "helpers" / "scoring" / "ca
 @functools.lru_cache(maxsize=1)
 def _calibration_answers() -> dict[str, tuple[str, frozenset[str]]]:
     items = json.loads(_CALIBRATION.read_text(encoding="utf-8"))["items"]
-    return {i["query"].strip(): (i["candidates"][i["answer"]].strip(), frozenset(c.strip() for c in i["candidates"])) for i in items}
+    return {
+        i["query"].strip(): (i["candidates"][i["answer"]].strip(), frozenset(c.strip() for c in i["candidates"]))
+        for i in items
+    }
 
 
 def calibration_label(query: str, document: str) -> bool | None:

@@ -247,8 +247,7 @@ class TeiServer(Backend):
         direction = data.get("truncation_direction", "right")
         if direction not in _DIRECTIONS:
             return reject(
-                f"truncation_direction: unknown variant `{direction}`, expected one of "
-                "`Left`, `Right`, `left`, `right`"
+                f"truncation_direction: unknown variant `{direction}`, expected one of `Left`, `Right`, `left`, `right`"
             )
         flags = []
         for name in ("raw_scores", "return_text"):

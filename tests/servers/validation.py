@@ -111,9 +111,7 @@ def _check(name: str, value, spec: Field) -> tuple[object, list[dict]]:
         if not isinstance(value, int) or isinstance(value, bool):
             return value, [_err("int_type", loc, "Input should be a valid integer", value)]
         if spec.gt is not None and value <= spec.gt:
-            return value, [
-                _err("greater_than", loc, f"Input should be greater than {spec.gt}", value, {"gt": spec.gt})
-            ]
+            return value, [_err("greater_than", loc, f"Input should be greater than {spec.gt}", value, {"gt": spec.gt})]
         return value, []
     if t == "bool":
         coerced = _coerce_bool(value)

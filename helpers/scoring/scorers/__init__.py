@@ -49,8 +49,15 @@ class Choice:
 def verdict_key(settings: Settings, scorer: Scorer) -> tuple:
     """What a probe's verdict depends on: the endpoint, model, API, instruction, document
     budget and key, and what the scorer adds (the utility model, its budgets)."""
-    return (settings.endpoint, settings.model, settings.api, settings.instruction, settings.max_doc_chars,
-            settings.key_fingerprint, *scorer.verdict_key(settings))
+    return (
+        settings.endpoint,
+        settings.model,
+        settings.api,
+        settings.instruction,
+        settings.max_doc_chars,
+        settings.key_fingerprint,
+        *scorer.verdict_key(settings),
+    )
 
 
 def choose(settings: Settings) -> Choice | None:
@@ -59,4 +66,15 @@ def choose(settings: Settings) -> Choice | None:
     return None if scorer is None else Choice(settings, scorer, verdict_key(settings, scorer))
 
 
-__all__ = ["Scorer", "Choice", "BY_API", "LEXICAL", "LOCAL", "REMOTE", "UTILITY", "for_settings", "choose", "verdict_key"]
+__all__ = [
+    "Scorer",
+    "Choice",
+    "BY_API",
+    "LEXICAL",
+    "LOCAL",
+    "REMOTE",
+    "UTILITY",
+    "for_settings",
+    "choose",
+    "verdict_key",
+]

@@ -69,13 +69,16 @@ class Scorer(Protocol):
         """What its verdict depends on beyond the endpoint, model, API and instruction."""
         ...
 
-    async def probe(self, settings: "Settings", deadline: "Deadline", report: "ProbeReport", *, fresh: bool = False) -> None:
+    async def probe(
+        self, settings: "Settings", deadline: "Deadline", report: "ProbeReport", *, fresh: bool = False
+    ) -> None:
         """Judge the probe documents and fill ``report`` (``report.result``: the verdict).
         ``fresh``: a person asked (Test connection): try again what failed a moment ago."""
         ...
 
-    async def score(self, settings: "Settings", verdict: "Verdict", query: str, documents: Sequence[str],
-                    deadline: "Deadline") -> list[float]:
+    async def score(
+        self, settings: "Settings", verdict: "Verdict", query: str, documents: Sequence[str], deadline: "Deadline"
+    ) -> list[float]:
         """One score per document, in input order. Raises ``RerankError``."""
         ...
 

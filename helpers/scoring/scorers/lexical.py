@@ -37,7 +37,9 @@ class LexicalScorer(InProcess):
         report.reason = "built-in BM25 (lexical, no server): ranks by shared words, not meaning"
         report.result = Verdict(None, "bm25", rel, irr)
 
-    async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline) -> list[float]:
+    async def score(
+        self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline
+    ) -> list[float]:
         cut = [d[: settings.max_doc_chars] for d in documents]
         return await asyncio.to_thread(bm25.bm25_scores, query, cut)
 

@@ -47,7 +47,10 @@ class Loaded:
     # embedding until the host cancelled the recall (measured with a real L-12 model). A
     # call given up on before it started is dropped from this queue, not run later.
     worker: concurrent.futures.ThreadPoolExecutor = field(
-        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="a0_reranker-local"))
+        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="a0_reranker-local"
+        )
+    )
 
 
 @dataclass
@@ -88,19 +91,31 @@ def _load(settings: Settings) -> Loaded:
     try:
         from sentence_transformers import CrossEncoder
     except ImportError:
-        raise NotConfigured(f"the local reranker needs the sentence-transformers package, which is not installed; {INSTALL_HINT}") from None
+        raise NotConfigured(
+            f"the local reranker needs the sentence-transformers package, which is not installed; {INSTALL_HINT}"
+        ) from None
     except Exception as exc:  # installed but broken (a torch mismatch, typically)
-        raise NotConfigured(f"sentence-transformers is installed but does not import ({type(exc).__name__}: {str(exc)[:200]}); {INSTALL_HINT}") from None
+        raise NotConfigured(
+            f"sentence-transformers is installed but does not import ({type(exc).__name__}: {str(exc)[:200]}); {INSTALL_HINT}"
+        ) from None
     name = settings.local_model
     path = _model_path(name)
     if path is not None and not path.is_dir():
         raise NotConfigured(f"the local model folder {name} does not exist (setting 'rerank_local_model')")
     try:
-        model = CrossEncoder(str(path) if path is not None else name, device=_device(settings.local_device), max_length=settings.local_max_length)
+        model = CrossEncoder(
+            str(path) if path is not None else name,
+            device=_device(settings.local_device),
+            max_length=settings.local_max_length,
+        )
     except Exception as exc:
-        where = "" if path is not None else (
-            "; a Hugging Face model id is downloaded on first use, so that needs network access once"
-            " (or the model already in the Hugging Face cache)"
+        where = (
+            ""
+            if path is not None
+            else (
+                "; a Hugging Face model id is downloaded on first use, so that needs network access once"
+                " (or the model already in the Hugging Face cache)"
+            )
         )
         raise NotConfigured(
             f"cannot load the local model {name!r} (setting 'rerank_local_model'): {type(exc).__name__}: {str(exc)[:200]}{where}"
@@ -127,7 +142,11 @@ def loading(settings: Settings, *, retry: bool = False) -> concurrent.futures.Fu
     key = _key(settings)
     with _lock:
         entry = _loads.get(key)
-        stale = entry is not None and entry.failed_at is not None and (retry or time.monotonic() - entry.failed_at > RETRY_FAILED_LOAD_S)
+        stale = (
+            entry is not None
+            and entry.failed_at is not None
+            and (retry or time.monotonic() - entry.failed_at > RETRY_FAILED_LOAD_S)
+        )
         if entry is None or stale:
             entry = _Load(concurrent.futures.Future(), time.monotonic())
             _loads[key] = entry
@@ -135,7 +154,9 @@ def loading(settings: Settings, *, retry: bool = False) -> concurrent.futures.Fu
             finished = [k for k, e in _loads.items() if k != key and e.future.done()]
             for old in finished[: max(0, len(_loads) - MAX_MODELS)]:
                 del _loads[old]
-            threading.Thread(target=_run_load, args=(settings, entry.future), name="a0_reranker-load", daemon=True).start()
+            threading.Thread(
+                target=_run_load, args=(settings, entry.future), name="a0_reranker-load", daemon=True
+            ).start()
             # A load cannot be interrupted; uninstall drops what is loaded (and what a load
             # under way will have loaded) so the models can be freed.
             lifecycle.register_stopper(forget)
@@ -203,7 +224,9 @@ def forget(settings: Settings | None = None) -> None:
 def _predict(loaded: Loaded, settings: Settings, query: str, documents: Sequence[str]) -> list[float]:
     pairs = [(query, d[: settings.max_doc_chars]) for d in documents]
     with loaded.lock:
-        scores = loaded.model.predict(pairs, batch_size=settings.local_batch_size, show_progress_bar=False, convert_to_numpy=True)
+        scores = loaded.model.predict(
+            pairs, batch_size=settings.local_batch_size, show_progress_bar=False, convert_to_numpy=True
+        )
     # One score per pair; a multi-label head gives a row per pair, whose last label is "relevant".
     return [float(s) for s in scores.reshape(len(pairs), -1)[:, -1]]
 
@@ -216,7 +239,9 @@ async def score(settings: Settings, query: str, documents: Sequence[str], timeou
     loaded = await model(settings, timeout)
     remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
     try:
-        return await asyncio.wait_for(asyncio.wrap_future(loaded.worker.submit(_predict, loaded, settings, query, list(documents))), remaining)
+        return await asyncio.wait_for(
+            asyncio.wrap_future(loaded.worker.submit(_predict, loaded, settings, query, list(documents))), remaining
+        )
     except TimeoutError:
         raise DeadlineExceeded(f"the local model did not score {len(documents)} documents within the timeout") from None
 
@@ -261,7 +286,9 @@ class LocalScorer(InProcess):
             loading(settings, retry=True)  # Test connection tries a failed load again at once
         await probe_into(settings, report)
 
-    async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline) -> list[float]:
+    async def score(
+        self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline
+    ) -> list[float]:
         return await score(settings, query, documents, max(0.0, deadline.remaining()))
 
     def warm(self, settings: Settings) -> None:

@@ -38,7 +38,9 @@ class RemoteScorer:
         return ()  # the endpoint, model, API, instruction and key are in every verdict's key
 
     def breaker_key(self, settings: Settings) -> str:
-        return f"{shown_endpoint(settings.endpoint)}|{settings.model}|{settings.api}"  # the status views list these keys
+        return (
+            f"{shown_endpoint(settings.endpoint)}|{settings.model}|{settings.api}"  # the status views list these keys
+        )
 
     def owns_breaker(self, settings: Settings, key: str) -> bool:
         return key == self.breaker_key(settings)
@@ -52,7 +54,9 @@ class RemoteScorer:
     async def probe(self, settings: Settings, deadline: Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
         await _probe(settings, deadline, report)
 
-    async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline) -> list[float]:
+    async def score(
+        self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline
+    ) -> list[float]:
         return await client.score(settings, verdict.route, query, documents, deadline, batch_limit=verdict.batch_limit)
 
     def warm(self, settings: Settings) -> None:
@@ -123,7 +127,9 @@ async def _accept(settings: Settings, report: ProbeReport, attempt: Attempt, gra
     report.verdict = "ok" if attempt.verdict == "pass" else "weak"
     report.chosen = attempt
     report.batch_limit = batch_limit
-    report.result = Verdict(route, grade.scale, attempt.scores["relevant"], attempt.scores["irrelevant"], batch_limit, attempt.verdict)
+    report.result = Verdict(
+        route, grade.scale, attempt.scores["relevant"], attempt.scores["irrelevant"], batch_limit, attempt.verdict
+    )
     how = route.describe()
     report.reason = f"{how}: {attempt.reason}"
     earlier = [a for a in report.attempts if a is not attempt and a.verdict == "fail"]
@@ -164,10 +170,16 @@ def _explain_failure(report: ProbeReport) -> None:
         )
     elif any(a.verdict in ("fail",) for a in attempts):
         bad = next(a for a in attempts if a.verdict == "fail")
-        report.verdict, report.reason = "misranks", f"the endpoint answers but does not rank correctly: {bad.route.describe()}: {bad.reason}"
+        report.verdict, report.reason = (
+            "misranks",
+            f"the endpoint answers but does not rank correctly: {bad.route.describe()}: {bad.reason}",
+        )
     elif 501 in statuses:
         report.verdict = "unsupported"
         report.reason = "the server does not support reranking (llama.cpp: start it with --reranking)"
     else:
         last = next((a for a in reversed(attempts) if a.status not in (None, 404, 405)), attempts[-1])
-        report.verdict, report.reason = "error", f"no route answered correctly; last: {last.route.describe()}: {last.reason}"
+        report.verdict, report.reason = (
+            "error",
+            f"no route answered correctly; last: {last.route.describe()}: {last.reason}",
+        )

@@ -48,6 +48,8 @@ SLACK_SHARE, SLACK_MIN_S = 0.2, 0.25
 
 def had_its_time(allowed: float, settings: Settings) -> bool:
     return allowed >= settings.timeout - max(SLACK_MIN_S, SLACK_SHARE * settings.timeout)
+
+
 _LATENCIES = 50  # recent answer times kept per model, for the status views and the skip
 
 
@@ -95,16 +97,26 @@ class UtilityScorer:
         # Another utility model (a per-chat override, a changed setting) is probed again and
         # gets scores of its own; the judge's budgets and time change what it reads and how
         # long it may take.
-        return ("utility", calling_agent.model_name(calling_agent.current()), settings.judge_max_chars, settings.judge_doc_chars,
-                settings.max_query_chars, settings.timeout)
+        return (
+            "utility",
+            calling_agent.model_name(calling_agent.current()),
+            settings.judge_max_chars,
+            settings.judge_doc_chars,
+            settings.max_query_chars,
+            settings.timeout,
+        )
 
     async def probe(self, settings: Settings, deadline: Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
         agent = calling_agent.current()
         report.model = calling_agent.model_name(agent)
         started = time.monotonic()
-        trials = await asyncio.gather(*(self._trial(settings, agent, order, deadline) for order in PROBE_ORDERS), return_exceptions=True)
+        trials = await asyncio.gather(
+            *(self._trial(settings, agent, order, deadline) for order in PROBE_ORDERS), return_exceptions=True
+        )
         seconds = time.monotonic() - started
-        failed = next((t for t in trials if isinstance(t, TooSlow)), None) or next((t for t in trials if isinstance(t, BaseException)), None)
+        failed = next((t for t in trials if isinstance(t, TooSlow)), None) or next(
+            (t for t in trials if isinstance(t, BaseException)), None
+        )
         if isinstance(failed, TooSlow):
             report.verdict, report.reason = "too_slow", str(failed)
             return
@@ -116,19 +128,32 @@ class UtilityScorer:
         wrong = next((answered for placed_first, answered, _ in trials if not placed_first), None)
         if wrong is not None:
             report.verdict = "misranks"
-            report.reason = (f"{NAME} ({report.model}) did not put the relevant probe memory first in each of "
-                             f"{len(PROBE_ORDERS)} trials: {wrong}")
+            report.reason = (
+                f"{NAME} ({report.model}) did not put the relevant probe memory first in each of "
+                f"{len(PROBE_ORDERS)} trials: {wrong}"
+            )
             return
         weak = any(off_topic for _, _, off_topic in trials)
         report.ok, report.detected_api = True, self.api
         report.verdict = "weak" if weak else "ok"
         what = "ranks the probe correctly" if not weak else "puts the answer first but also lists the off-topic memory"
-        report.reason = (f"{NAME} ({report.model}) {what} in {len(PROBE_ORDERS)} trials, answering within {seconds:.1f} s "
-                         f"(rerank_timeout {settings.timeout:g} s)")
-        report.result = Verdict(None, "probability", judge.LISTED_FIRST, judge.UNLISTED, None, "weak" if weak else "pass",
-                                latency_s=round(seconds, 3))
+        report.reason = (
+            f"{NAME} ({report.model}) {what} in {len(PROBE_ORDERS)} trials, answering within {seconds:.1f} s "
+            f"(rerank_timeout {settings.timeout:g} s)"
+        )
+        report.result = Verdict(
+            None,
+            "probability",
+            judge.LISTED_FIRST,
+            judge.UNLISTED,
+            None,
+            "weak" if weak else "pass",
+            latency_s=round(seconds, 3),
+        )
 
-    async def _trial(self, settings: Settings, agent: Any, order: Sequence[str], deadline: Deadline) -> tuple[bool, str, bool]:
+    async def _trial(
+        self, settings: Settings, agent: Any, order: Sequence[str], deadline: Deadline
+    ) -> tuple[bool, str, bool]:
         """One probe trial: (the relevant memory first, what it listed in words, the
         off-topic memory listed too)."""
         listed = await self._judge(settings, agent, PROBE_QUERY, order, deadline)
@@ -137,26 +162,36 @@ class UtilityScorer:
         answered = f"it listed {[named[n] for n in listed] or 'nothing'}"
         return bool(listed) and listed[0] == relevant, answered, irrelevant in listed
 
-    async def score(self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline) -> list[float]:
+    async def score(
+        self, settings: Settings, verdict: Verdict, query: str, documents: Sequence[str], deadline: Deadline
+    ) -> list[float]:
         """One score per document; callable on its own (a labelled set, a calibration)
         within ``deadline``, with the agent to ask set by calling_agent.asking."""
         agent = calling_agent.current()
         typical = self.typical_seconds(calling_agent.model_name(agent))
         if typical is not None and typical > deadline.remaining():
             # Never wait for nothing: it answers in about `typical`, and there is less left.
-            raise DeadlineExceeded(f"{NAME} usually answers in {typical:.1f} s; {max(0.0, deadline.remaining()):.1f} s were left")
+            raise DeadlineExceeded(
+                f"{NAME} usually answers in {typical:.1f} s; {max(0.0, deadline.remaining()):.1f} s were left"
+            )
         listed = await self._judge(settings, agent, query, documents, deadline)
         return judge.scores(listed, len(documents))
 
     def warm(self, settings: Settings) -> None:
         pass
 
-    async def _judge(self, settings: Settings, agent: Any, query: str, documents: Sequence[str], deadline: Deadline) -> list[int]:
+    async def _judge(
+        self, settings: Settings, agent: Any, query: str, documents: Sequence[str], deadline: Deadline
+    ) -> list[int]:
         """One utility-model call within ``deadline``: the listed numbers, best first.
         Raises ``TooSlow`` when it had the whole rerank_timeout and gave no answer."""
         if agent is None or not callable(getattr(agent, "call_utility_model", None)):
-            raise NotConfigured(f"no agent to ask: {NAME} is asked for an Agent Zero chat (recall, the status tool, Test connection)")
-        prompt = judge.build(query, documents, settings.judge_max_chars, settings.judge_doc_chars, settings.max_query_chars)
+            raise NotConfigured(
+                f"no agent to ask: {NAME} is asked for an Agent Zero chat (recall, the status tool, Test connection)"
+            )
+        prompt = judge.build(
+            query, documents, settings.judge_max_chars, settings.judge_doc_chars, settings.max_query_chars
+        )
         allowed = min(settings.timeout, deadline.remaining())
         if allowed <= 0:
             raise DeadlineExceeded(f"no time left to ask {NAME} (rerank_timeout {settings.timeout:g} s)")
@@ -193,8 +228,14 @@ class UtilityScorer:
         """Per utility model: the last and the median answer time (ms) of recent calls."""
         with self._lock:
             recent = {model: list(times) for model, times in self._latencies.items() if times}
-        return {model: {"last_ms": round(times[-1], 1), "median_ms": round(sorted(times)[len(times) // 2], 1), "calls": len(times)}
-                for model, times in recent.items()}
+        return {
+            model: {
+                "last_ms": round(times[-1], 1),
+                "median_ms": round(sorted(times)[len(times) // 2], 1),
+                "calls": len(times),
+            }
+            for model, times in recent.items()
+        }
 
     def forget(self) -> None:
         with self._lock:
@@ -213,9 +254,11 @@ _PROBE_FAILURES = (
 def too_slow_words(model: str, waited: float, settings: Settings) -> str:
     """Why the judge is not used, in plain words with the measured seconds and what to
     change: the chat line, the status tool and Test connection all say this."""
-    return (f"{NAME} ({model}) is too slow for recall: no answer within {waited:.1f} s (rerank_timeout {settings.timeout:g} s); "
-            "recall uses the fused order and tries it again now and then in the background. "
-            "Choose a faster utility model, raise rerank_timeout, or lower rerank_judge_max_chars (fewer candidates)")
+    return (
+        f"{NAME} ({model}) is too slow for recall: no answer within {waited:.1f} s (rerank_timeout {settings.timeout:g} s); "
+        "recall uses the fused order and tries it again now and then in the background. "
+        "Choose a faster utility model, raise rerank_timeout, or lower rerank_judge_max_chars (fewer candidates)"
+    )
 
 
 def _probe_failure(exc: RerankError, model: str) -> tuple[str, str]:

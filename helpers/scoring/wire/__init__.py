@@ -57,11 +57,24 @@ def candidate_routes(endpoint: str, api: str) -> tuple[Route, ...]:
     if api == "rerank":
         routes = tuple(r for r in routes if r.api == "rerank")
     elif api == "qwen3_score":
-        routes = tuple(r for r in routes if r.dialect is SCORE) or (Route(SCORE, "/score"), Route(SCORE, "/score", templated=True))
+        routes = tuple(r for r in routes if r.dialect is SCORE) or (
+            Route(SCORE, "/score"),
+            Route(SCORE, "/score", templated=True),
+        )
     return routes
 
 
 __all__ = [
-    "Dialect", "Route", "RERANK", "VOYAGE", "MIXEDBREAD", "TEI", "SCORE", "TEI_DEFAULT_BATCH",
-    "GENERIC_ROUTES", "HOSTED_ROUTES", "split_endpoint", "candidate_routes",
+    "Dialect",
+    "Route",
+    "RERANK",
+    "VOYAGE",
+    "MIXEDBREAD",
+    "TEI",
+    "SCORE",
+    "TEI_DEFAULT_BATCH",
+    "GENERIC_ROUTES",
+    "HOSTED_ROUTES",
+    "split_endpoint",
+    "candidate_routes",
 ]

@@ -88,7 +88,14 @@ def _finite(number: int | float) -> bool:
 
 # What a server sent where a number belongs is named by its shape, never quoted: a server
 # that echoes the request could put the Authorization header there.
-_SHAPES = {str: "a string", dict: "an object", list: "a list", bool: "true/false", type(None): "missing or null", float: "a fraction"}
+_SHAPES = {
+    str: "a string",
+    dict: "an object",
+    list: "a list",
+    bool: "true/false",
+    type(None): "missing or null",
+    float: "a fraction",
+}
 
 
 def _shape(value: Any) -> str:

@@ -32,4 +32,6 @@ class ResultsDialect:
 # Cohere, Jina, vLLM /rerank, Infinity, llama.cpp (Jina mode), Xinference, LocalAI.
 RERANK = ResultsDialect("rerank")
 VOYAGE = ResultsDialect("voyage", top_field="top_k", containers=("data",))
-MIXEDBREAD = ResultsDialect("mixedbread", documents_field="input", top_field="top_k", score_keys=("score",), containers=("data",))
+MIXEDBREAD = ResultsDialect(
+    "mixedbread", documents_field="input", top_field="top_k", score_keys=("score",), containers=("data",)
+)
