@@ -30,7 +30,7 @@ async def measure(repeats: int = 300) -> list[Row]:
             await probing.probe(Settings.from_mapping(on))
             CACHE.forget()
 
-            def ranker(config):
+            def ranker(config, docs=docs, n=n):  # this pass's documents, bound now
                 async def call():
                     assert len(await reranker.arerank(QUERY, docs, config=config)) == n
 

@@ -164,7 +164,8 @@ def main(argv=None) -> None:
     print(f"noise on the oracle's logit (±2), {NOISE_RUNS} runs each: MRR mean ± sd, share of runs per say")
     for name, row in result["noise"].items():
         print(
-            f"  {name:5} {row['mean']:.3f} ± {row['sd']:.3f}   none {row['none']:.2f}  some {row['some']:.2f}  full {row['full']:.2f}"
+            f"  {name:5} {row['mean']:.3f} ± {row['sd']:.3f}   none {row['none']:.2f}  some {row['some']:.2f}  full "
+            f"{row['full']:.2f}"
         )
     if not math.isfinite(result["embedder"]):
         raise SystemExit(1)

@@ -72,9 +72,8 @@ def _conversation(i: int) -> tuple[str, list[tuple[str, str]]]:
         ("user", f"we set up {rng.choice(TOPICS)} on the home server last week"),
         (
             "ai",
-            '{"thoughts": ["recap"], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "Yes, with '
-            + rng.choice(TOPICS)
-            + ' in front of it."}}',
+            '{"thoughts": ["recap"], "headline": "Answering", "tool_name": "response", '
+            '"tool_args": {"text": "Yes, with ' + rng.choice(TOPICS) + ' in front of it."}}',
         ),
     ]
     return f"which {a} settings did we use with {b} on the home server?", turns
@@ -192,14 +191,14 @@ async def real_embedder(repeats: int = 10) -> list[Row]:
             question = questions[0]
             turns = host_turns(question["history"])
 
-            async def on():
+            async def on(question=question, turns=turns):  # this question's, bound now
                 host.toggle(True)
                 vectors.MEMO.forget()  # a fresh recall: nothing embedded yet
                 host.import_plugin("helpers.settings_cache").forget()
                 assert (await host.recall(agent, question["message"], turns))["error"] is None
                 _no_fallback(recall)
 
-            async def off():
+            async def off(question=question, turns=turns):
                 host.toggle(False)
                 assert (await host.recall(agent, question["message"], turns))["error"] is None
 

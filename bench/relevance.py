@@ -612,7 +612,7 @@ def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[s
         "lexical": (None, None, {}),
         "judge: perfect": ("utility", judges.perfect(oracle.label, texts), {}),
     }
-    for name, (miss, false) in judges.NOISY_LEVELS.items():
+    for miss, false in judges.NOISY_LEVELS.values():
         out[f"judge: misses {miss:.0%}, lists {false:.0%} wrong"] = (
             "utility",
             judges.noisy(oracle.label, texts, miss, false),
@@ -775,7 +775,8 @@ async def run_locomo(
         unknown = sorted(set(conversations) - {c.name for c in convs})
         if unknown:
             raise SystemExit(
-                f"--conversations: no conversation {', '.join(unknown)} in {folder} (there are {', '.join(c.name for c in convs)})"
+                f"--conversations: no conversation {', '.join(unknown)} in {folder} (there are "
+                f"{', '.join(c.name for c in convs)})"
             )
         convs = [c for c in convs if c.name in conversations]
     questions = locomo_questions(convs, limit)
@@ -955,7 +956,8 @@ def main_locomo(args) -> None:
         if not any(half in (q.half, BOTH_HALVES) for q in questions):
             continue
         print(
-            f"\n{title}; questions: {counts(questions, half, locomo.CLASSES)}\n\n{format_table(rows, questions, half, locomo.CLASSES)}"
+            f"\n{title}; questions: "
+            f"{counts(questions, half, locomo.CLASSES)}\n\n{format_table(rows, questions, half, locomo.CLASSES)}"
         )
         cells[half] = [r.cells(half, questions, locomo.CLASSES) for r in rows]
     if info["no gold, with evidence"] is not None:
@@ -963,7 +965,8 @@ def main_locomo(args) -> None:
         # are not asked here, and count 0.
         with_evidence = len(questions) + info["no gold, with evidence"]
         print(
-            f"\nevidence@5 over all {with_evidence} questions with evidence = evidence@5 all × {len(questions)}/{with_evidence}"
+            f"\nevidence@5 over all {with_evidence} questions with evidence = evidence@5 all × "
+            f"{len(questions)}/{with_evidence}"
         )
         for c in cells[BOTH_HALVES]:
             if isinstance(c.get("evidence@5 all"), float):

@@ -25,7 +25,6 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from typing import Any
 
 from helpers.recall import fusion
 

@@ -213,7 +213,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print(vocabulary.probe_headline(report))
         if report.get("route"):
             print(
-                f"route: {report['route']}  api: {report.get('detected_api')}  scale: {report.get('scale')}  batch limit: {report.get('batch_limit') or '-'}"
+                f"route: {report['route']}  api: {report.get('detected_api')}  scale: {report.get('scale')}  batch "
+                f"limit: {report.get('batch_limit') or '-'}"
             )
         # Reasons in full: the sentence that matters (the models a server serves) may come late.
         rows = [
@@ -297,7 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = (exc.name or "").split(".")[0]
         package = RUNTIME_PACKAGES.get(name, name)
         print(
-            f"{_prog(parser, args)}: error: this needs the Python package {package}, which is not installed: {RUNTIME_HINT}",
+            f"{_prog(parser, args)}: error: this needs the Python package {package}, which is not installed: "
+            f"{RUNTIME_HINT}",
             file=sys.stderr,
         )
     except KeyboardInterrupt:

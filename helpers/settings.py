@@ -326,7 +326,8 @@ class Settings:
         if endpoint and not _is_http_url(endpoint):
             raise SettingsError(
                 "rerank_endpoint",
-                f"got {shown(shown_endpoint(values['rerank_endpoint']))}, expected an http:// or https:// URL with a host",
+                f"got {shown(shown_endpoint(values['rerank_endpoint']))}, expected an http:// or https:// URL with a "
+                "host",
             )
         if endpoint and (problem := _url_problem(endpoint)):
             raise SettingsError("rerank_endpoint", f"got {shown(shown_endpoint(values['rerank_endpoint']))}: {problem}")
@@ -356,7 +357,7 @@ class Settings:
 def _is_http_url(text: str) -> bool:
     try:
         parts = urlsplit(text)
-        parts.port  # raises ValueError for a port that is not a number from 0 to 65535
+        _ = parts.port  # raises ValueError for a port that is not a number from 0 to 65535
     except ValueError:
         return False
     return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)

@@ -102,7 +102,10 @@ def no_say_words(scorer: Any, route: Any, trust: Any) -> str:
     name = judge_name(scorer, route)
     if trust is None or trust.say == "unmeasured":
         return f"{name} answered, but has no say until its calibration finishes"
-    return f"{name} answered, but has no say: it did not order the calibration questions clearly better than Agent Zero's own search"
+    return (
+        f"{name} answered, but has no say: it did not order the calibration questions clearly better than Agent Zero's "
+        "own search"
+    )
 
 
 def panel_words() -> dict[str, Any]:
@@ -130,7 +133,10 @@ def describe(settings: Settings, scorer: Any, route: str | None = None) -> str:
     elif current == LOCAL:
         text = f"built-in fusion + the in-process cross-encoder {settings.local_model}"
     else:
-        text = f"built-in fusion + the reranker at {shown_endpoint(settings.endpoint)} ({route or 'API detected on first use'})"
+        text = (
+            f"built-in fusion + the reranker at {shown_endpoint(settings.endpoint)} "
+            f"({route or 'API detected on first use'})"
+        )
     if not settings.apply:
         text += "; shadow mode: measured only, the agent gets Agent Zero's own order"
     return text
@@ -264,11 +270,14 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
         if headline.startswith(("WORKING: ", "RERANKER NOT WORKING")) and status.get("has_reranker"):
             lines.append(f"mode: {status.get('mode_text')}")
         lines.append(
-            f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, {totals.get('shadow', 0)} shadow, "
-            f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, {totals.get('fallback', 0)} fallbacks to Agent Zero's own order"
+            f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, {totals.get('shadow', 0)} "
+            "shadow, "
+            f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, {totals.get('fallback', 0)} "
+            "fallbacks to Agent Zero's own order"
         )
     lines.append(
-        f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: {status.get('api_setting', '-')}  api key: {_key_words(status)}"
+        f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: "
+        f"{status.get('api_setting', '-')}  api key: {_key_words(status)}"
     )
     judge = status.get("judge")
     if judge:
@@ -291,7 +300,9 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
     stats = status["stats"]
     lat = stats["latency_ms"]
     lines.append(
-        f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; fallbacks by reason: {stats['fallback_reasons'] or 'none'}; reranker unavailable by reason: {stats.get('unavailable_reasons') or 'none'}"
+        f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; "
+        f"fallbacks by reason: {stats['fallback_reasons'] or 'none'}; "
+        f"reranker unavailable by reason: {stats.get('unavailable_reasons') or 'none'}"
     )
     if stats.get("last_error"):
         lines.append(f"last error: {stats['last_error']['reason']}")
@@ -301,7 +312,8 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
     if stats.get("shadow"):
         s = stats["shadow"]
         lines.append(
-            f"shadow: top result would change in {s['top_changed']}/{s['searches']} searches; mean overlap@k {s['mean_overlap_at_k']}; {s['promoted_from_below_cut']} memories from below the host's cut"
+            f"shadow: top result would change in {s['top_changed']}/{s['searches']} searches; mean overlap@k "
+            f"{s['mean_overlap_at_k']}; {s['promoted_from_below_cut']} memories from below the host's cut"
         )
     for name, state in status.get("breaker", {}).items():
         if state["open_for_s"]:
@@ -463,7 +475,10 @@ def asked_settings_model(model: str) -> str:
 
 
 def asked_nobody(exc: BaseException) -> str:
-    return f"no chat was open and the utility model could not be built from Agent Zero's model settings ({type(exc).__name__})"
+    return (
+        "no chat was open and the utility model could not be built from Agent Zero's model settings "
+        f"({type(exc).__name__})"
+    )
 
 
 def asked_note(asked: str) -> str:
@@ -474,7 +489,8 @@ def key_elsewhere(saved_for: str, endpoint_origin: str) -> str:
     """Why the placeholder does not stand for the stored key here, in words for the panel."""
     return (
         f"the stored key was saved for another server ({saved_for or 'no endpoint'}), not for "
-        f"{endpoint_origin or 'this endpoint'}; type the key for this server again (or clear the field if it needs none)"
+        f"{endpoint_origin or 'this endpoint'}; type the key for this server again (or clear the field if it needs "
+        "none)"
     )
 
 
@@ -496,7 +512,10 @@ def fusion_alone(settings: Settings) -> str:
 
 
 def api_without_endpoint(settings: Settings) -> str:
-    return f"rerank_api is '{settings.api}' but no endpoint is set (setting 'rerank_endpoint'); recall uses built-in fusion meanwhile"
+    return (
+        f"rerank_api is '{settings.api}' but no endpoint is set (setting 'rerank_endpoint'); recall uses built-in "
+        "fusion meanwhile"
+    )
 
 
 # --- the CLI (python -m helpers.cli) --------------------------------------------------------
@@ -520,7 +539,8 @@ def decision_log_text(summary: dict[str, Any]) -> str:
     lat = summary["latency_ms"]
     return "\n".join(
         [
-            f"searches logged: {summary['searches']} ({', '.join(f'{c}: {n}' for c, n in summary['by_caller'].items())})",
+            f"searches logged: {summary['searches']} "
+            f"({', '.join(f'{c}: {n}' for c, n in summary['by_caller'].items())})",
             f"top result changed by reranking: {summary['top1_changed']:.0%} of searches",
             f"top {k} changed: {summary[f'top{k}_changed']:.0%} of searches; "
             f"{summary[f'new_in_top{k}_per_search']} memories per search entered the top {k}",

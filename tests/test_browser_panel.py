@@ -175,7 +175,8 @@ class Panel:
     def config(self) -> dict:
         """The live `config` object of the modal (what the host's Save would send)."""
         return self.page.evaluate(
-            "() => JSON.parse(JSON.stringify(Alpine.$data(document.querySelector('#plugin-settings-modal > [x-data]')).config))"
+            "() => JSON.parse(JSON.stringify(Alpine.$data(document.querySelector('#plugin-settings-modal > "
+            "[x-data]')).config))"
         )
 
     def run_test(self):

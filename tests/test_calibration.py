@@ -240,8 +240,9 @@ def test_the_status_tool_says_the_say_the_reranker_earned(host):
         host.run(host.recall(agent, QUESTION, HISTORY))
         tool = agent.get_tool(name="reranker_status", method=None, args={}, message="", loop_data=None)
         text = host.run(tool.execute()).message
-    line = next(l for l in text.splitlines() if l.startswith("say in recall: "))
+    line = next(row for row in text.splitlines() if row.startswith("say in recall: "))
     assert line.startswith(
-        f"say in recall: your TEI server gets no say in recall: on {len(calibration.ITEMS)} calibration questions it scored"
+        f"say in recall: your TEI server gets no say in recall: on {len(calibration.ITEMS)} calibration questions it "
+        "scored"
     )
     assert "the plugin's fused order stands" in line

@@ -6,7 +6,6 @@ config.json edited by hand) gets a warning once and no line, and never stops the
 from __future__ import annotations
 
 import logging
-import os
 import threading
 
 import pytest

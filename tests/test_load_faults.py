@@ -152,7 +152,10 @@ def _specs(n: int, seed: int) -> list[Spec]:
     for i in range(n):
         a, b, w = rng.choice(TOPICS), rng.choice(TOPICS), rng.choice(WORDS)
         message = f"what {w} did we set for {a} with {b}? ({i})"
-        history = f"user: we talked about {rng.choice(TOPICS)} earlier\nai: yes, and the {rng.choice(TOPICS)} {rng.choice(WORDS)}"
+        history = (
+            f"user: we talked about {rng.choice(TOPICS)} earlier\nai: yes, and the {rng.choice(TOPICS)} "
+            f"{rng.choice(WORDS)}"
+        )
         threshold = rng.choice([0.0, 0.55, 0.6])
         if i % 3 == 2:
             specs.append(
@@ -459,8 +462,10 @@ def test_three_loops_through_faults_an_outage_and_recovery(host, summary):
     lost = len(set(before) - set(after))
     summary.append(
         f"load+faults: {counts['calls']} searches from 3 loops; reranked {counts['reranked']}, "
-        f"fused (reranker unavailable) {counts['fused']}, unwrapped {counts.get('unwrapped', 0)}, identical either way {counts.get('same_either_way', 0)}, "
-        f"cancelled {counts.get('cancelled', 0)}; server requests {faults['requests']}, faults injected {faults['faults']} "
+        f"fused (reranker unavailable) {counts['fused']}, unwrapped {counts.get('unwrapped', 0)}, identical either way "
+        f"{counts.get('same_either_way', 0)}, "
+        f"cancelled {counts.get('cancelled', 0)}; server requests {faults['requests']}, faults injected "
+        f"{faults['faults']} "
         f"(random {faults.get('random', 0)}, resets {faults.get('reset', 0)}, 429 {faults.get('status_429', 0)}, "
         f"5xx {faults.get('status_500', 0) + faults.get('status_503', 0)}, garbage {faults.get('body_malformed', 0)}, "
         f"delays {faults.get('delay', 0)}); breaker opened {opened_in_outage}x in the outage, closed after recovery; "
@@ -518,7 +523,8 @@ def test_shadow_mode_under_faults_gives_the_hosts_own_result_every_time(host, su
     summary.append(
         f"shadow under faults: {counts['calls']} searches from 3 loops, every one the host's own result "
         f"(cancelled {counts.get('cancelled', 0)}); {totals.get('shadow', 0)} measured in the background, "
-        f"{totals.get('shadow_skipped', 0)} skipped while {shadow.MAX_IN_FLIGHT} were running; escapes {len(tally.escapes)}"
+        f"{totals.get('shadow_skipped', 0)} skipped while {shadow.MAX_IN_FLIGHT} were running; escapes "
+        f"{len(tally.escapes)}"
     )
 
 

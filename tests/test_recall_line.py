@@ -3,8 +3,6 @@ class, for each mode, a reranker that is unavailable, a fallback and shadow mode
 what the host writes, never over it; no key, no memory text; and a missing or odd log item
 is simply skipped."""
 
-import re
-
 import pytest
 
 from tests.servers import start

@@ -6,7 +6,6 @@ with a message naming the field (and never repeating the key)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 import pytest

@@ -37,7 +37,8 @@ def _too_long(msg, max_length=16, n=40):
         ('{"detail": "List should have at most 5 items after validation, not 9"}', 5),
         ('{"detail": [{"type": "missing", "loc": ["body", "texts"], "msg": "Field required"}]}', None),
         (
-            '{"detail": [{"type": "string_too_long", "loc": ["body", "documents", 0], "msg": "String should have at most 122880 characters", "ctx": {"max_length": 122880}}]}',
+            '{"detail": [{"type": "string_too_long", "loc": ["body", "documents", 0], '
+            '"msg": "String should have at most 122880 characters", "ctx": {"max_length": 122880}}]}',
             None,
         ),
         ('{"error": {"message": "model x is currently overloaded", "code": 429}}', None),
@@ -58,7 +59,10 @@ def test_the_models_a_server_lists_are_found_past_the_shown_cut():
     body = json.dumps(
         {
             "error": {
-                "message": f"Invalid model: Engine for model name `default/not-specified` not found. Available model names are {names!r}",
+                "message": (
+                    "Invalid model: Engine for model name `default/not-specified` not found. "
+                    f"Available model names are {names!r}"
+                ),
                 "type": None,
                 "param": None,
                 "code": 400,

@@ -21,7 +21,7 @@ from tests.host.judges import (
     shown_memories,
     use_utility_model,
 )
-from tests.host.recall import HISTORY, QUESTION, enabled_store, fused_order, set_memory_config, set_plugin
+from tests.host.recall import QUESTION, enabled_store, fused_order, set_memory_config, set_plugin
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from tests.host.litellm_calls import KEY, litellm_logging_dropped, litellm_utili
 
 
 @pytest.fixture(autouse=True)
-def _litellm_logging(litellm_logging_dropped):
+def _litellm_logging(litellm_logging_dropped):  # noqa: F811 (the fixture, by name)
     """Every test here calls LiteLLM: its logging worker is dropped (tests/host/litellm_calls.py)."""
 
 

@@ -12,8 +12,9 @@ a delete (a consolidation, a forget: the ids are compared). A query scores each 
 terms over the term's whole posting list with numpy (a word most memories hold is tens of
 thousands of postings at 100k memories), and reads the ranking only as deep as the
 caller's filter needs. A recall waits for the index at most ``WAIT_S``; a store too large
-to index by then is searched without it until the build finishes in the background. Each memory is cut to ``DOC_CHARS`` before it is read, so a
-huge memory costs no more than a long one.
+to index by then is searched without it until the build finishes in the background. Each
+memory is cut to ``DOC_CHARS`` before it is read, so a huge memory costs no more than a
+long one.
 """
 
 from __future__ import annotations

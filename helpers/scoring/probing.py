@@ -3,8 +3,8 @@
 ``probe`` asks the settings' scorer (scoring/scorers/) to judge the three probe documents
 and fill a report (scoring/verdicts.py); a good verdict is kept under the choice's verdict
 key (scorers.verdict_key: endpoint, model, api, instruction, document budget, key
-fingerprint, and what the scorer adds) and dropped when that endpoint starts failing. With no scorer at all the plugin runs its built-in fusion,
-which the report says in words.
+fingerprint, and what the scorer adds) and dropped when that endpoint starts failing. With
+no scorer at all the plugin runs its built-in fusion, which the report says in words.
 
 A scorer whose probe is costly (``probes_once``: the utility judge, three LLM calls) keeps
 its failed verdict too: a judge too slow for recall, or one that misranks the probe, is

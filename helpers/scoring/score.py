@@ -5,6 +5,7 @@ breaker."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ def close_breakers(*settings: Settings | None) -> None:
     for one in settings:
         scorer = scorers.for_settings(one) if one is not None else None
         if scorer is not None and scorer.may_go_down:
-            BREAKER.close(lambda key: scorer.owns_breaker(one, key))
+            BREAKER.close(functools.partial(scorer.owns_breaker, one))
 
 
 async def score_documents(

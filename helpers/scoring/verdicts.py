@@ -102,7 +102,9 @@ class Verdict:
 @dataclass
 class ProbeReport:
     ok: bool
-    verdict: str  # ok | weak | fusion | misranks | too_slow | unreachable | timeout | auth | model | unsupported | error | not_configured | refused | bad_setting
+    # ok | weak | fusion | misranks | too_slow | unreachable | timeout | auth | model |
+    # unsupported | error | not_configured | refused | bad_setting
+    verdict: str
     reason: str
     endpoint: str = ""
     model: str = ""

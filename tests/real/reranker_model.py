@@ -97,7 +97,10 @@ def missing_environment() -> str | None:
     except (OSError, ValueError):
         return f"the real cross-encoder ({where}) is not built: python -m tests.real.reranker_model builds it"
     if stamp.get("pins") != PINS:
-        return f"the real cross-encoder ({where}) was built from other pins: python -m tests.real.reranker_model rebuilds it"
+        return (
+            f"the real cross-encoder ({where}) was built from other pins: python -m tests.real.reranker_model rebuilds "
+            "it"
+        )
     return None
 
 

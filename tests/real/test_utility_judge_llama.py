@@ -27,7 +27,7 @@ from tests.host.recall import enabled_store, fused_order, set_plugin  # noqa: E4
 
 
 @pytest.fixture(autouse=True)
-def _litellm_logging(litellm_logging_dropped):
+def _litellm_logging(litellm_logging_dropped):  # noqa: F811 (the fixture, by name)
     """Every test here calls LiteLLM: its logging worker is dropped (tests/host/litellm_calls.py)."""
 
 

@@ -113,7 +113,7 @@ def train(out: Path = OUT) -> float:
     target = torch.tensor([t for _, _, t in pairs])
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)  # 2e-3 collapses to the mean
     model.train()
-    for step in range(3000):
+    for step in range(3000):  # noqa: B007 (read after the loop)
         loss = ((model(**batch).logits.squeeze(-1) - target) ** 2).mean()
         if loss.item() < 0.02:
             break

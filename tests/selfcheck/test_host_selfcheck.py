@@ -65,7 +65,9 @@ def test_dummy_plugin_imports_as_usr_plugins(host):
         {
             "helpers/__init__.py": "",
             "helpers/base.py": "VALUE = 41\n",
-            "helpers/mod.py": "from .base import VALUE\nfrom helpers import files\nANSWER = VALUE + 1\nROOT = files.get_base_dir()\n",
+            "helpers/mod.py": (
+                "from .base import VALUE\nfrom helpers import files\nANSWER = VALUE + 1\nROOT = files.get_base_dir()\n"
+            ),
         },
     )
     import importlib

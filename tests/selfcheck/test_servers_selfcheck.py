@@ -373,7 +373,10 @@ def test_infinity_serves_several_models_under_names_from_their_paths(http):
             named = body.get("model", "default/not-specified")
             assert r.json() == {
                 "error": {
-                    "message": f"Invalid model: Engine for model name `{named}` not found. Available model names are ['models/rerank-a', 'rerank-b']",
+                    "message": (
+                        f"Invalid model: Engine for model name `{named}` not found. "
+                        "Available model names are ['models/rerank-a', 'rerank-b']"
+                    ),
                     "type": None,
                     "param": None,
                     "code": 400,

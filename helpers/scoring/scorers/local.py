@@ -96,7 +96,8 @@ def _load(settings: Settings) -> Loaded:
         ) from None
     except Exception as exc:  # installed but broken (a torch mismatch, typically)
         raise NotConfigured(
-            f"sentence-transformers is installed but does not import ({type(exc).__name__}: {str(exc)[:200]}); {INSTALL_HINT}"
+            f"sentence-transformers is installed but does not import ({type(exc).__name__}: {str(exc)[:200]}); "
+            f"{INSTALL_HINT}"
         ) from None
     name = settings.local_model
     path = _model_path(name)
@@ -118,7 +119,8 @@ def _load(settings: Settings) -> Loaded:
             )
         )
         raise NotConfigured(
-            f"cannot load the local model {name!r} (setting 'rerank_local_model'): {type(exc).__name__}: {str(exc)[:200]}{where}"
+            f"cannot load the local model {name!r} (setting 'rerank_local_model'): {type(exc).__name__}: "
+            f"{str(exc)[:200]}{where}"
         ) from None
     return Loaded(model, _scale(model))
 

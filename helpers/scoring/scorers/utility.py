@@ -9,8 +9,9 @@ becomes one score per memory. The model is the one of the agent the call is made
 
 What applies around it (scoring/score.py), by what it declares: memory text leaves the
 process when the utility model is a hosted API, so redaction applies; the private-only
-guard checks the utility model's api_base (endpoint_guard.py), a hosted one has none. The breaker counts its failures per utility model; scores are cached per model
-(verdict_key), and the verdict too, so switching the utility model probes again.
+guard checks the utility model's api_base (endpoint_guard.py), a hosted one has none. The
+breaker counts its failures per utility model; scores are cached per model (verdict_key),
+and the verdict too, so switching the utility model probes again.
 """
 
 from __future__ import annotations
@@ -207,7 +208,9 @@ class UtilityScorer:
             if had_its_time(allowed, settings):
                 raise TooSlow(too_slow_words(model, allowed, settings), waited) from None
             raise DeadlineExceeded(f"{NAME} did not answer in the {allowed:.1f} s the recall had left") from None
-        except Exception as exc:  # a provider error, a rate limit, a missing key: the type only, never its text (it may name a URL or key)
+        except Exception as exc:
+            # A provider error, a rate limit, a missing key: the type only, never its text
+            # (it may name a URL or key).
             raise TransportError(f"{NAME} call failed ({type(exc).__name__})") from None
         self._remember(model, (time.monotonic() - started) * 1000)
         return judge.read_answer(answer, prompt.shown)
@@ -255,7 +258,8 @@ def too_slow_words(model: str, waited: float, settings: Settings) -> str:
     """Why the judge is not used, in plain words with the measured seconds and what to
     change: the chat line, the status tool and Test connection all say this."""
     return (
-        f"{NAME} ({model}) is too slow for recall: no answer within {waited:.1f} s (rerank_timeout {settings.timeout:g} s); "
+        f"{NAME} ({model}) is too slow for recall: no answer within {waited:.1f} s (rerank_timeout "
+        f"{settings.timeout:g} s); "
         "recall uses the fused order and tries it again now and then in the background. "
         "Choose a faster utility model, raise rerank_timeout, or lower rerank_judge_max_chars (fewer candidates)"
     )
