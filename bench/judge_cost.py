@@ -78,7 +78,8 @@ def _measure(host, tmp: str) -> list[Row]:
 
     agent, _memory = enabled_store(host)
     texts = memory_texts()
-    label = lambda query, document: "grafana" in document  # noqa: E731  (a judge of some accuracy; its accuracy is not measured here)
+    # A judge of some accuracy; its accuracy is not measured here.
+    label = lambda query, document: "grafana" in document  # noqa: E731
     forget = host.import_plugin("helpers.reranker").reset_state
 
     def timed(rounds: int) -> float:
