@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from tests.host.harness import host_root
+from tests.host.recall import FILLER
 
 _RECALL_SOURCE = """
 async def search_memories(self, db, user_instruction, history, query, limit, threshold, filter):
@@ -31,28 +32,7 @@ exec(compile(_RECALL_SOURCE, str(Path(__file__).with_name("_50_recall_memories.p
 search_memories = _namespace["search_memories"]
 
 MEMORY_FILTER = "area == 'main' or area == 'fragments'"
-TOPICS = [
-    "backup",
-    "restic",
-    "nginx",
-    "postgres",
-    "fedora",
-    "thinkpad",
-    "proxmox",
-    "grafana",
-    "prometheus",
-    "docker",
-    "python",
-    "rust",
-    "garden",
-    "recipe",
-    "vegetarian",
-    "lisbon",
-    "timezone",
-    "router",
-    "wireguard",
-    "pihole",
-]
+TOPICS = FILLER  # the stand-in memories' words (tests/host/recall.py)
 
 
 def memory_texts(n: int, chars: int = 300) -> list[str]:

@@ -36,6 +36,7 @@ import pytest
 import yaml
 
 from bench.remote_server import remote
+from tests.host.recall import FILLER
 from tests.servers import start
 
 pytestmark = pytest.mark.load
@@ -64,26 +65,7 @@ memory_load_execute = _compiled(_TOOL_SOURCE, "memory_load.py", "execute")
 MEMORY_FILTER = "area == 'main' or area == 'fragments'"
 SOLUTION_FILTER = "area == 'solutions'"
 TOPICS = [
-    "backup",
-    "restic",
-    "nginx",
-    "postgres",
-    "fedora",
-    "thinkpad",
-    "proxmox",
-    "grafana",
-    "prometheus",
-    "docker",
-    "python",
-    "rust",
-    "garden",
-    "recipe",
-    "vegetarian",
-    "lisbon",
-    "timezone",
-    "router",
-    "wireguard",
-    "pihole",
+    *FILLER,
     "kafka",
     "redis",
     "zfs",
