@@ -346,11 +346,15 @@ def chat_head(done: Any) -> str:
     return head
 
 
+# A store whose embedder misses what the message's words find (recall/store_agreement.py).
+WORDS_LED = "the message's words leading (in this store the embedder misses what they find)"
+
+
 def chat_part(done: Any) -> str:
     """One search's part of the line: of what reached (or would reach) the prompt, how many
     Agent Zero alone would not have shown there (not in its own first slots), whether the
-    first one differs, and for the utility model how long its answer took (per search, so
-    the two searches still share one head)."""
+    first one differs, whether the message's words led, and for the utility model how long
+    its answer took (per search, so the two searches still share one head)."""
     if not done.shown:
         return "none found" if not done.dropped_by_floor else "none above the relevance floor"
     new, top_changed = done.changes.entered_top_k, done.changes.top_changed
@@ -360,6 +364,8 @@ def chat_part(done: Any) -> str:
     else:
         text = f"{new} of {done.shown} would be ones Agent Zero alone does not show"
         text += ", the first one would change" if top_changed else ", the same first one"
+    if done.words_led:
+        text += f", {WORDS_LED}"
     if done.scorer is not None and done.scorer.asks_utility_model and done.scored:
         if done.same_call:
             text += ", judged in the same call"

@@ -123,6 +123,16 @@ def test_after_three_strong_word_matches_the_embedder_missed_the_words_lead_a_ne
     assert fused[:4] == words[:4] and fused[0] == NEEDLES[3]
     assert fused[4] not in words[:4]  # the embedder's best keeps the prompt's last place
     assert results[-1]["memories"][0].page_content == NEEDLES[3]
+    # and the chat says so, for that search only
+    lines = [_chat_line(agent, n) for n in range(len(QUESTIONS))]
+    vocabulary = host.import_plugin("helpers.vocabulary")
+    assert [vocabulary.WORDS_LED in line for line in lines] == [False, False, False, True]
+
+
+def _chat_line(agent, recall: int) -> str:
+    """The plugin's line on the chat's log item of the ``recall``-th recall."""
+    items = [i for i in agent.context.log.logs if i.type == "util" and "found" in i.heading]
+    return dict(items[recall].kvps)["reranker"]
 
 
 def test_a_store_whose_embedder_holds_the_word_matches_keeps_the_embedder_leading(host):

@@ -39,6 +39,7 @@ class Outcome:
     returned: int = 0  # how many memories the agent got
     shown: int = 0  # how many of the plugin's order reach (or would reach) the prompt
     dropped_by_floor: int = 0
+    words_led: bool = False  # the message's words led the fused order (store_agreement.py)
     scorer: Any = None  # the settings' scorer (scoring/scorers/), None: fusion alone; the words follow its declarations
     scored: bool = False  # the reranker answered with scores that tell memories apart
     scorer_ms: float | None = None  # how long it took to answer, when it was asked (not the score cache)

@@ -437,6 +437,7 @@ def outcome_of(search: Search) -> outcome.Outcome:
         returned=len(search.docs) if applied else len(host),
         shown=len(search.docs[: search.slots]),
         dropped_by_floor=search.dropped_by_floor,
+        words_led=search.words_led,
         scorer=search.choice.scorer if search.choice is not None else None,
         scored=scored is not None,
         scorer_ms=scored.latency_ms if scored is not None else None,
