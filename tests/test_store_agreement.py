@@ -46,6 +46,21 @@ def test_only_the_newest_window_counts_and_forget_starts_every_store_again():
     assert not store_agreement.words_lead(store)
 
 
+def test_a_search_counts_only_with_a_strong_word_match_held_within_the_embedders_first_five():
+    store, hits = Store(), list("abcdefgh")
+    for _ in range(5):
+        store_agreement.note_search(store, "f", fusion.STRONG_COVERAGE - 0.01, hits, key)  # weak: not counted
+        store_agreement.note_search(store, None, 1.0, hits, key)  # no word match: not counted
+    assert not store_agreement.words_lead(store)
+    for _ in range(3):
+        store_agreement.note_search(store, "f", fusion.STRONG_COVERAGE, hits, key)  # 6th: missed
+    assert store_agreement.words_lead(store)
+    held = Store()
+    for _ in range(10):
+        store_agreement.note_search(held, "e", 1.0, hits, key)  # 5th: held
+    assert not store_agreement.words_lead(held)
+
+
 def test_a_store_that_cannot_be_weakly_referenced_is_never_word_led():
     for _ in range(10):
         store_agreement.note(None, False)

@@ -77,14 +77,11 @@ class Search:
     message_threshold: float = 0.0  # the same, for the user's message's own list
     fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_threshold
     fused_scores: list = field(default_factory=list)
-    words_led: bool = (
-        False  # the word list led the fused order: this store's embedder misses what it finds (store_agreement.py)
-    )
+    words_led: bool = False  # the word list led the fused order (store_agreement.py)
     pool: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
     rerank_query: str = ""
-    choice: scorers.Choice | None = (
-        None  # the settings' scorer and its verdict key, decided once (plan); None: fusion alone
-    )
+    # The settings' scorer and its verdict key, decided once (plan); None: fusion alone.
+    choice: scorers.Choice | None = None
     scored: Scored | None = None  # the reranker's scores for ``pool``, when it answered
     trust: calibration.Trust | None = None  # the say the reranker earned (scoring/calibration.py)
     unavailable: failures.Failure | None = None  # why the reranker was not used, when one is configured
@@ -175,9 +172,6 @@ def _similarity_threshold(setting: float, threshold: float) -> float:
 # message is the precise text (its top 40 held an answer for 0.97 of the tuning questions,
 # the three lists at 20 each for 0.96); the host's query, mostly wrapping, adds least.
 POOL_DEPTH = {texts.MESSAGE: 2.0, texts.FOLLOWUP: 1.0, texts.HOST: 0.5, texts.LEXICAL: 1.0}
-# The embedder "holds" a strong word match when it is within its own first this many (the
-# prompt's usual five slots): store_agreement.py.
-AGREEMENT_DEPTH = 5
 
 
 def fused_roles(search: Search) -> tuple[str, ...]:
@@ -249,10 +243,10 @@ def fuse(memory: Any, search: Search) -> None:
         # one?": its words are no evidence, and the fused order stands.
         db = getattr(memory, "db", None)
         search.words_led = store_agreement.words_lead(db)  # from the searches before this one
-        if search.found.best_word_coverage >= fusion.STRONG_COVERAGE:
-            embedders = search.found.lists.get(texts.MESSAGE) or search.found.lists.get(texts.HOST) or []
-            best = store_search.doc_key(words[0][0])
-            store_agreement.note(db, any(store_search.doc_key(d) == best for d, _ in embedders[:AGREEMENT_DEPTH]))
+        embedders = search.found.lists.get(texts.MESSAGE) or search.found.lists.get(texts.HOST) or []
+        store_agreement.note_search(
+            db, words[0][0], search.found.best_word_coverage, [d for d, _ in embedders], store_search.doc_key
+        )
         if search.words_led:
             search.fused = fusion.word_led(search.fused, words, search.slots, store_search.doc_key)
         else:
