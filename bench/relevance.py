@@ -115,6 +115,7 @@ class Snapshot:
     best_word_coverage: float = 0.0  # how much of the message the best word match holds
     words_led: bool = False  # the store's words led the fused order (store_agreement.py)
     rerank_query: str = ""  # what a reranker is asked with (the corpus's own words)
+    message: str = ""  # the user's message (whether it names Agent Zero decides where knowledge goes)
 
     def as_json(self) -> dict:
         """Corpus ids (and the reranker's query): what an offline look at the strategies
@@ -137,6 +138,7 @@ class Snapshot:
             "best_word_coverage": round(self.best_word_coverage, 4),
             "words_led": self.words_led,
             "rerank_query": self.rerank_query,
+            "message": self.message,
             "shipped": [corpus_id(d) for d in self.shipped],
         }
 
@@ -169,6 +171,7 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
             best_word_coverage=search.found.best_word_coverage,
             words_led=search.words_led,
             rerank_query=search.rerank_query,
+            message=search.call.message or "",
         )
         real(memory, search)
         snap.shipped = list(search.docs)

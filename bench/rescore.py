@@ -5,10 +5,10 @@ Through the real recall a CPU cross-encoder takes seconds a search (the recall's
 keeps the fused order when it is late), so a whole bench takes hours; and the say it earns
 decides alone what it ships. Here the pools one run recorded (``--dump``, any reranker: the
 pool is the same for every one) are scored once, in one batch a search, and shipped with
-each say through the plugin's own rules (fusion.standing_out, fusion.combine,
-fusion.keep_first, the some-say agreement, knowledge last), as pipeline.combine does with
-the policies off (the defaults). The no-say order is checked against the recorded one
-first: a mismatch means this copy of the rule is stale, and the run stops.
+each say through the pipeline's own policies and combine stages (the standout rule, the
+some-say agreement, the host's first kept, knowledge last), with the default settings. The
+no-say order is checked against the recorded one first: a mismatch means the recorded
+search was not rebuilt faithfully, and the run stops.
 
     python -m bench.relevance [--locomo [DIR] [--turns]] --only lexical --dump run.json
     python -m bench.rescore run.json [--model DIR] [--max-query-chars 400] [--half held] [--limit N]
@@ -26,36 +26,54 @@ import sys
 import time
 from collections import defaultdict
 
-from helpers.recall import fusion
 
 SAYS = ("none", "some", "full", "alone")
-KEY = str
+
+
+class _Memory:
+    """A recorded memory as the pipeline's stages read one: its id and whether it is one of
+    Agent Zero's knowledge chunks (the bench names those "k:<file>#<n>")."""
+
+    def __init__(self, corpus_id: str):
+        self.page_content = corpus_id
+        self.metadata = {"id": corpus_id, "knowledge_source": corpus_id.startswith("k:")}
 
 
 def shipped(search: dict, scores: list[float], scale: str, say: str) -> list[str]:
-    """The memories the prompt gets (the first ``slots``) with ``say``, as pipeline.combine
-    orders them with the policies off: ``alone`` is the reranker's own order."""
-    pool, fused = search["candidates"], search["fused"]
-    reranked = [doc for _, doc in sorted(zip(scores, pool), key=lambda pair: -pair[0])]  # stable: pool order on ties
+    """The memories the prompt gets (the first ``slots``) with ``say``: the recorded search
+    put through the pipeline's own last stages (policies, combine) with the policies'
+    default settings; ``alone`` is the reranker's own order."""
+    pool = [_Memory(d) for d in search["candidates"]]
     if say == "alone":
-        docs = reranked
-    elif say == "none":
-        docs = list(fused)
-    else:
-        score_of = dict(zip(pool, scores))
-        flags = fusion.standing_out([score_of[d] for d in reranked], scale)
-        confident = [d for d, out in zip(reranked, flags) if out]
-        if say == "some":
-            agreed = set(fused[: fusion.AGREEMENT_DEPTH])
-            confident = [d for d in confident if d in agreed]
-        merged = fusion.combine(fused, confident, KEY)
-        docs = merged + [d for d in reranked if d not in set(merged)]
-    if say != "alone":
-        first = search["host_first"]
-        if first is not None and docs and not first.startswith("k:"):
-            docs = fusion.keep_first(docs, first, search["slots"], KEY)
-        docs = [d for d in docs if not d.startswith("k:")] + [d for d in docs if d.startswith("k:")]
-    return docs[: search["limit"]][: search["slots"]]
+        order = [doc for _, doc in sorted(zip(scores, search["candidates"]), key=lambda pair: -pair[0])]
+        return order[: search["slots"]]
+    from helpers.recall import pipeline, store_search
+    from helpers.scoring import calibration
+    from helpers.scoring.score import Scored
+    from helpers.settings import Settings
+
+    by_id = {m.metadata["id"]: m for m in pool}
+    area = search.get("area", "memories")
+    run = pipeline.Search(
+        call=pipeline.Call(
+            "recall", None, message=search.get("message", search["rerank_query"]), prompt_slots={area: search["slots"]}
+        ),
+        settings=Settings.from_mapping({}),
+        query=search["rerank_query"],
+        limit=search["limit"],
+        threshold=0.0,
+        filter="area == 'solutions'" if area == "solutions" else "",
+    )
+    run.fused = [by_id.get(d) or _Memory(d) for d in search["fused"]]
+    # By place, as the fuse stage leaves them: what the policies order the fused order by.
+    run.fused_scores = [float(len(run.fused) - place) for place in range(len(run.fused))]
+    run.pool = pool
+    run.found = store_search.Found(host_result=[_Memory(search["host_first"])] if search["host_first"] else [])
+    run.scored = Scored(list(scores), scale, None)
+    run.trust = calibration.Trust(say)
+    pipeline.apply_policies(None, run)
+    pipeline.combine(None, run)
+    return [d.metadata["id"] for d in run.docs[: run.slots]]
 
 
 def load_model(model_dir: str):
@@ -87,7 +105,7 @@ def rescore(dump: dict, name: str, model, scale: str, max_query_chars: int, limi
             pairs += len(pool)
             if shipped(search, scores, scale, "none") != search["shipped"][: search["slots"]]:
                 raise SystemExit(
-                    f"{q['id']}: the no-say order differs from the recorded one: this copy of pipeline.combine is stale"
+                    f"{q['id']}: the no-say order differs from the recorded one: the search was not rebuilt as recorded"
                 )
             for say in SAYS:
                 shown[say] |= set(shipped(search, scores, scale, say))

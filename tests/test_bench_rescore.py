@@ -7,7 +7,16 @@ from bench.rescore import shipped
 
 
 def _search(pool, fused, host_first=None, slots=5, limit=12):
-    return {"candidates": pool, "fused": fused, "host_first": host_first, "slots": slots, "limit": limit}
+    return {
+        "candidates": pool,
+        "fused": fused,
+        "host_first": host_first,
+        "slots": slots,
+        "limit": limit,
+        "area": "memories",
+        "message": "which one?",
+        "rerank_query": "which one?",
+    }
 
 
 POOL = [f"m{n}" for n in range(40)]
