@@ -213,8 +213,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print(vocabulary.probe_headline(report))
         if report.get("route"):
             print(
-                f"route: {report['route']}  api: {report.get('detected_api')}  scale: {report.get('scale')}  batch "
-                f"limit: {report.get('batch_limit') or '-'}"
+                f"route: {report['route']}  api: {report.get('detected_api')}  scale: {report.get('scale')}  "
+                f"batch limit: {report.get('batch_limit') or '-'}"
             )
         # Reasons in full: the sentence that matters (the models a server serves) may come late.
         rows = [

@@ -270,10 +270,10 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
         if headline.startswith(("WORKING: ", "RERANKER NOT WORKING")) and status.get("has_reranker"):
             lines.append(f"mode: {status.get('mode_text')}")
         lines.append(
-            f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, {totals.get('shadow', 0)} "
-            "shadow, "
-            f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, {totals.get('fallback', 0)} "
-            "fallbacks to Agent Zero's own order"
+            f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, "
+            f"{totals.get('shadow', 0)} shadow, "
+            f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, "
+            f"{totals.get('fallback', 0)} fallbacks to Agent Zero's own order"
         )
     lines.append(
         f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: "
@@ -495,8 +495,8 @@ def key_elsewhere(saved_for: str, endpoint_origin: str) -> str:
     """Why the placeholder does not stand for the stored key here, in words for the panel."""
     return (
         f"the stored key was saved for another server ({saved_for or 'no endpoint'}), not for "
-        f"{endpoint_origin or 'this endpoint'}; type the key for this server again (or clear the field if it needs "
-        "none)"
+        f"{endpoint_origin or 'this endpoint'}; type the key for this server again "
+        "(or clear the field if it needs none)"
     )
 
 
@@ -519,8 +519,8 @@ def fusion_alone(settings: Settings) -> str:
 
 def api_without_endpoint(settings: Settings) -> str:
     return (
-        f"rerank_api is '{settings.api}' but no endpoint is set (setting 'rerank_endpoint'); recall uses built-in "
-        "fusion meanwhile"
+        f"rerank_api is '{settings.api}' but no endpoint is set (setting 'rerank_endpoint'); "
+        "recall uses built-in fusion meanwhile"
     )
 
 
