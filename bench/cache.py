@@ -14,9 +14,9 @@ from bench.common import Row, ratio_row, report
 from bench.paired import paired_ms
 from bench.remote_server import remote
 from helpers import reranker
+from bench.common import chosen
 from helpers.scoring import probing
 from helpers.scoring.cache import CACHE
-from helpers.settings import Settings
 
 
 async def measure(repeats: int = 300) -> list[Row]:
@@ -26,8 +26,8 @@ async def measure(repeats: int = 300) -> list[Row]:
             docs = documents(n)
             off = {"rerank_endpoint": srv.url, "rerank_api": "rerank", "rerank_cache": False}
             on = {**off, "rerank_cache": True}
-            await probing.probe(Settings.from_mapping(off))
-            await probing.probe(Settings.from_mapping(on))
+            await probing.probe(*chosen(off))
+            await probing.probe(*chosen(on))
             CACHE.forget()
 
             def ranker(config, docs=docs, n=n):  # this pass's documents, bound now

@@ -10,8 +10,8 @@ import httpx
 
 from bench.common import Row, median_ms, ratio_row, report
 from helpers import reranker
+from bench.common import chosen
 from helpers.scoring import probing
-from helpers.settings import Settings
 from helpers.scoring.wire import TEI
 from bench.remote_server import remote
 
@@ -46,13 +46,13 @@ async def measure(repeats: int = 200) -> list[Row]:
     # No inference time: the ratio is the client's own cost over a bare POST, undiluted.
     with remote("tei19", cheap_scorer=True) as srv:
         config = {"rerank_endpoint": srv.url, "rerank_api": "rerank", "rerank_cache": False}
-        await probing.probe(Settings.from_mapping(config))  # detection is a one-time cost
+        await probing.probe(*chosen(config))  # detection is a one-time cost
         rows.append(await overhead(srv.url, repeats, config, "instant server"))
     # A fixed 20 ms per forward pass stands for model inference, as on a real TEI: batches
     # run in parallel up to the server's capacity, so splitting costs round trips, not compute.
     with remote("tei19", max_client_batch_size=32, latency=0.02, cheap_scorer=True) as srv:
         config = {"rerank_endpoint": srv.url, "rerank_api": "rerank", "rerank_cache": False}
-        await probing.probe(Settings.from_mapping(config))
+        await probing.probe(*chosen(config))
         rows.append(await overhead(srv.url, repeats // 2, config, "20 ms inference"))
         docs200 = documents(200)
         body32 = TEI.body(QUERY, docs200[:32], "")

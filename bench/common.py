@@ -125,3 +125,12 @@ def report(name: str, rows: list[Row], extra: dict | None = None) -> list[Row]:
 
 def run(coro):
     return asyncio.run(coro)
+
+
+def chosen(config: dict):
+    """The settings of ``config`` and their scorer, chosen once: what probing.probe takes."""
+    from helpers.scoring import scorers
+    from helpers.settings import Settings
+
+    settings = Settings.from_mapping(config)
+    return settings, scorers.choose(settings)

@@ -22,8 +22,8 @@ from bench.common import Row, ratio_row, report
 from bench.paired import paired_ms
 from bench.remote_server import remote
 from helpers import reranker
+from bench.common import chosen
 from helpers.scoring import probing
-from helpers.settings import Settings
 
 AIM = "< 1x (ours faster)"
 
@@ -58,7 +58,7 @@ async def _measure(repeats: int) -> list[Row]:
         }
         v2 = {**v1, "rerank_endpoint": srv.url + "/v2/rerank"}
         for config in (v1, v2):
-            await probing.probe(Settings.from_mapping(config))  # detection is a one-time cost
+            await probing.probe(*chosen(config))  # detection is a one-time cost
         ranker = _rerankers_ranker(srv.url + "/v1/rerank")  # rerankers: Cohere v1 at a URL of our choosing
         compressor = _langchain_ranker(srv.url)  # LangChain: the Cohere SDK's v2 at a base URL
 

@@ -27,16 +27,6 @@ def unsaved_keys(form: Mapping[str, Any], saved: Mapping[str, Any]) -> list[str]
     return changed
 
 
-def _asks_utility_model(form: Mapping[str, Any]) -> bool:
-    """The form names a scorer that is Agent Zero's utility model: Test connection asks the
-    open chat's (judge_agent)."""
-    try:
-        named = scorers.BY_API.get(coerce("rerank_api", form.get("rerank_api", "auto")))
-    except ValueError:
-        return False
-    return named is not None and named.asks_utility_model
-
-
 def judge_agent(context_id: Any) -> tuple[Any, str]:
     """Whom Test connection asks for Agent Zero's utility model, and that in words: the agent
     of the chat the panel was opened from, else the model built from Agent Zero's model
@@ -91,6 +81,25 @@ def with_saved_key(form: Mapping[str, Any], saved: Mapping[str, Any]) -> tuple[d
     return probed, "" if bound == here else vocabulary.key_elsewhere(bound, here or shown_endpoint(endpoint))
 
 
+async def _probe(form: Mapping[str, Any], context_id: Any) -> dict[str, Any]:
+    """The form's scorer, picked once, probed: Agent Zero's utility model as the open chat's
+    agent has it (judge_agent), whose model its verdict is kept under; any other as is."""
+    try:
+        settings = settings_cache.load_settings(dict(form))
+    except SettingsError as exc:
+        return async_api.bad_setting_report(exc)
+    scorer = scorers.for_settings(settings)
+    if scorer is None or not scorer.asks_utility_model:
+        return await async_api.probe_report(settings, scorers.choice_of(settings, scorer))
+    agent, asked = judge_agent(context_id)
+    with calling_agent.asking(agent):
+        report = await async_api.probe_report(settings, scorers.choice_of(settings, scorer))
+    report["notes"] = [vocabulary.asked_note(asked)] + list(report.get("notes") or [])
+    if post_filter_on(agent):
+        report["notes"].append(f"{vocabulary.POST_FILTER} {vocabulary.POST_FILTER_WHY}")
+    return report
+
+
 async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[str, Any]:
     if not isinstance(form, Mapping):
         return {
@@ -105,15 +114,7 @@ async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[st
         # The stored key is not this server's: the placeholder means no key here, so the
         # server is tested without one (a server that needs none works as it will after Save).
         form = {**form, "rerank_api_key": ""}
-    if _asks_utility_model(form):
-        agent, asked = judge_agent(context_id)
-        with calling_agent.asking(agent):
-            report = await async_api.aprobe(dict(form))
-        report["notes"] = [vocabulary.asked_note(asked)] + list(report.get("notes") or [])
-        if post_filter_on(agent):
-            report["notes"].append(f"{vocabulary.POST_FILTER} {vocabulary.POST_FILTER_WHY}")
-    else:
-        report = await async_api.aprobe(dict(form))
+    report = await _probe(form, context_id)
     if elsewhere:
         if report.get("ok"):
             report["notes"] = [vocabulary.key_not_sent(elsewhere, True)] + list(report.get("notes") or [])

@@ -10,9 +10,10 @@ from typing import Any
 from . import vocabulary
 from .recall import wrapper
 from .report.stats import STATS
-from .scoring import calibration, calling_agent, probing, scorers
+from .scoring import async_api, calibration, calling_agent, probing, scorers
 from .scoring.breaker import BREAKER
-from .settings import PLUGIN_NAME, SettingsError, shown_endpoint
+from .scoring.scorers import Choice
+from .settings import PLUGIN_NAME, Settings, SettingsError, shown_endpoint
 from .settings_cache import load_settings
 
 
@@ -27,6 +28,34 @@ def status() -> dict[str, Any]:
 
 
 def collect(agent: Any = None) -> dict[str, Any]:
+    """The status summary for ``agent`` (None: the plugin's own settings)."""
+    return _summary(agent, *_chosen(agent))
+
+
+async def collect_probed(agent: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The status tool's ``probe=true``: the one choice of ``agent``'s settings probed
+    live (async_api.probe_report), then the summary of what the probe found."""
+    settings, choice, error = _chosen(agent)
+    if settings is None:
+        report = async_api.bad_setting_report(error)
+    else:
+        with calling_agent.asking(agent):  # rerank_api utility: this agent's utility model is probed
+            report = await async_api.probe_report(settings, choice)
+    return _summary(agent, settings, choice, error), report
+
+
+def _chosen(agent: Any) -> tuple[Settings | None, Choice | None, SettingsError | None]:
+    """``agent``'s settings and their scorer, chosen once (in the agent's context: the
+    utility judge's verdict is kept per utility model); or the settings' error."""
+    try:
+        settings = load_settings(None, agent)
+    except SettingsError as exc:
+        return None, None, exc
+    with calling_agent.asking(agent):
+        return settings, scorers.choose(settings), None
+
+
+def _summary(agent: Any, settings: Settings | None, choice: Choice | None, error: SettingsError | None = None):
     out: dict[str, Any] = {"plugin": PLUGIN_NAME, "wrap_live": wrapper.is_wrapped()}
     try:
         from helpers import plugins
@@ -34,14 +63,10 @@ def collect(agent: Any = None) -> dict[str, Any]:
         out["enabled_for_agent"] = PLUGIN_NAME in plugins.get_enabled_plugins(agent)
     except Exception:
         out["enabled_for_agent"] = None
-    try:
-        settings = load_settings(None, agent)
-    except SettingsError as exc:
-        out["settings_error"] = str(exc)
-        settings = None
+    if error is not None:
+        out["settings_error"] = str(error)
     if settings is not None:
         with calling_agent.asking(agent):  # the utility judge's verdict is kept per utility model
-            choice = scorers.choose(settings)
             verdict = probing.cached(choice)
             kept_out = probing.kept_failure(choice)
             trust = calibration.known(choice)

@@ -127,7 +127,7 @@ def test_tei_batch_limit_is_learned_from_its_error_when_info_is_silent():
     with start("tei19", max_client_batch_size=8) as srv:
         config = {"rerank_endpoint": srv.url, "rerank_api": "rerank"}
         settings = reranker.load_settings(config)
-        asyncio.run(probing.probe(settings))
+        asyncio.run(probing.probe(settings, scorers.choose(settings)))
         # Pretend /info was unreachable: the first call sends everything and must split on 422.
         choice = scorers.choose(settings)
         probing._cache[choice.key] = probing.cached(choice).__class__(

@@ -166,7 +166,7 @@ def test_a_scorer_that_may_go_down_gets_a_breaker_and_loses_its_verdict_on_failu
 
 def test_warm_up_at_start_only_for_a_scorer_that_needs_it(registered, monkeypatch):
     warmed = []
-    monkeypatch.setattr(probing, "warm_in_background", lambda s: warmed.append(s.api))
+    monkeypatch.setattr(probing, "warm_in_background", lambda choice: warmed.append(choice.settings.api))
     monkeypatch.setattr(settings_cache, "configured_mapping", lambda agent=None: {"rerank_api": "lexical"})
     registered(Counting())
     reranker.warm_up()

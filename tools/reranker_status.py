@@ -7,14 +7,13 @@ class RerankerStatus(Tool):
 
     async def execute(self, probe=False, **kwargs):
         try:
-            from usr.plugins.a0_reranker.helpers import reranker, settings_cache, status_report, vocabulary
-            from usr.plugins.a0_reranker.helpers.scoring import calling_agent
+            from usr.plugins.a0_reranker.helpers import status_report, vocabulary
 
             report = None
             if str(probe).strip().lower() in ("true", "1", "yes", "on"):
-                with calling_agent.asking(self.agent):  # rerank_api utility: this agent's utility model is probed
-                    report = await reranker.aprobe(settings_cache.configured_mapping(self.agent))
-            status = status_report.collect(self.agent)  # after the probe: it reports what the probe found
+                status, report = await status_report.collect_probed(self.agent)  # what the probe found
+            else:
+                status = status_report.collect(self.agent)
             text = vocabulary.status_text(status, report)
         except Exception as exc:  # the tool must answer, whatever is broken
             text = f"The reranker status could not be read: {type(exc).__name__}: {exc}"

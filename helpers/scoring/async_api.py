@@ -12,10 +12,11 @@ from typing import Any, Mapping, Sequence
 from .. import vocabulary
 from ..deadline import Deadline
 from ..errors import RerankError
-from ..settings import SettingsError
+from ..settings import Settings, SettingsError
 from ..settings_cache import load_settings
 from . import calibration, endpoint_guard, probing, scorers
 from .score import earned_say, score_documents
+from .scorers import Choice
 from .verdicts import failed_report
 
 log = logging.getLogger("a0_reranker")
@@ -55,15 +56,25 @@ async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     try:
         settings = load_settings(config)
     except SettingsError as exc:
-        return {**failed_report("bad_setting", str(exc)), "setting": exc.key}
-    choice = scorers.choose(settings)
+        return bad_setting_report(exc)
+    return await probe_report(settings, scorers.choose(settings))
+
+
+def bad_setting_report(exc: SettingsError) -> dict[str, Any]:
+    """The probe's report on settings that do not load: the setting named."""
+    return {**failed_report("bad_setting", str(exc)), "setting": exc.key}
+
+
+async def probe_report(settings: Settings, choice: Choice | None) -> dict[str, Any]:
+    """aprobe's report on ``choice``, the entry point's one scorers.choose of ``settings``
+    (None: they name no reranker): probed fresh, with its say measured again. Never raises."""
     scorer = choice.scorer if choice is not None else None
     refusal = await endpoint_guard.check(settings, scorer) if scorer is not None and scorer.sends_text else ""
     if refusal:
         return failed_report("refused", refusal, settings.endpoint, vocabulary.privacy_notes(settings, scorer))
     if choice is not None:
         probing.forget(choice)  # a person asks: what was kept holds nothing back
-    report = await probing.probe(settings, fresh=True)
+    report = await probing.probe(settings, choice, fresh=True)
     out = report.as_dict()
     out["notes"] += vocabulary.privacy_notes(settings, scorer)
     out["mode_text"] = vocabulary.describe(settings, scorer, out.get("route"))
@@ -84,8 +95,8 @@ def warm_up() -> None:
     cross-encoder), in the background, and probe it."""
     try:
         settings = load_settings(None)
-        scorer = scorers.for_settings(settings)
-        if settings.enabled and scorer is not None and scorer.needs_warm_up:
-            probing.warm_in_background(settings)
+        choice = scorers.choose(settings) if settings.enabled else None
+        if choice is not None and choice.scorer.needs_warm_up:
+            probing.warm_in_background(choice)
     except Exception as exc:
         log.info("a0_reranker: warm-up skipped: %s", exc)

@@ -25,7 +25,6 @@ from .. import vocabulary
 from ..deadline import Deadline
 from ..errors import DeadlineExceeded, NotConfigured, ProbeFailed, RerankError
 from ..settings import Settings
-from . import scorers
 from .scorers import Choice
 from .verdicts import ProbeReport, Verdict
 
@@ -154,10 +153,13 @@ async def resolve(choice: Choice, deadline: Deadline) -> Verdict:
     return report.result
 
 
-async def probe(settings: Settings, deadline: Deadline | None = None, *, fresh: bool = False) -> ProbeReport:
-    """Probe the settings' scorer live; keep and return what was found. Never raises.
-    ``fresh``: asked for by a person (Test connection), so nothing remembered holds it back."""
-    return await _probe(settings, scorers.choose(settings), deadline or Deadline.after(settings.timeout), fresh=fresh)
+async def probe(
+    settings: Settings, choice: Choice | None, deadline: Deadline | None = None, *, fresh: bool = False
+) -> ProbeReport:
+    """Probe ``choice`` (the caller's scorers.choose of ``settings``; None: they name no
+    reranker) live; keep and return what was found. Never raises. ``fresh``: asked for by a
+    person (Test connection), so nothing remembered holds it back."""
+    return await _probe(settings, choice, deadline or Deadline.after(settings.timeout), fresh=fresh)
 
 
 async def _probe(settings: Settings, choice: Choice | None, deadline: Deadline, *, fresh: bool = False) -> ProbeReport:
@@ -191,16 +193,14 @@ def _no_reranker(settings: Settings, report: ProbeReport) -> None:
         report.reason = vocabulary.api_without_endpoint(settings)
 
 
-def warm_in_background(settings: Settings) -> threading.Thread:
-    """At start: let the scorer load what its first call would wait for (the local model),
-    then probe, in a daemon thread, so the first recall finds the verdict cached."""
+def warm_in_background(choice: Choice) -> threading.Thread:
+    """At start: let the chosen scorer load what its first call would wait for (the local
+    model), then probe, in a daemon thread, so the first recall finds the verdict cached."""
 
     def warm() -> None:
-        scorer = scorers.for_settings(settings)
         try:
-            if scorer is not None:
-                scorer.warm(settings)  # however long it takes: nobody is waiting on it
-                asyncio.run(probe(settings))
+            choice.scorer.warm(choice.settings)  # however long it takes: nobody is waiting on it
+            asyncio.run(probe(choice.settings, choice))
         except Exception:  # the probe reports; a warm-up never raises
             pass
 

@@ -62,7 +62,13 @@ def verdict_key(settings: Settings, scorer: Scorer) -> tuple:
 
 def choose(settings: Settings) -> Choice | None:
     """The settings' scorer and its verdict key, or None when they name no reranker."""
-    scorer = for_settings(settings)
+    return choice_of(settings, for_settings(settings))
+
+
+def choice_of(settings: Settings, scorer: Scorer | None) -> Choice | None:
+    """The Choice of ``scorer`` (for_settings' pick) for ``settings``: its verdict key read
+    now, in the caller's context (the utility judge's names the asked agent's model). For an
+    entry point that must know the scorer before it knows whom to ask (Test connection)."""
     return None if scorer is None else Choice(settings, scorer, verdict_key(settings, scorer))
 
 
@@ -76,5 +82,6 @@ __all__ = [
     "UTILITY",
     "for_settings",
     "choose",
+    "choice_of",
     "verdict_key",
 ]
