@@ -106,7 +106,7 @@ def _store(host, texts):
     wrapped_module(host)
     host.toggle(True)
     set_plugin(host)
-    return agent
+    return agent, memory
 
 
 def _searches(host):
@@ -123,7 +123,7 @@ def _searches(host):
 
 
 def test_after_three_strong_word_matches_the_embedder_missed_the_words_lead_a_new_chat(host):
-    agent = _store(host, FILLER + ECHOES + NEEDLES)
+    agent, memory = _store(host, FILLER + ECHOES + NEEDLES)
     seen, restore = _searches(host)
     try:
         results = [host.run(host.recall(agent, question, [])) for question in QUESTIONS]
@@ -151,7 +151,7 @@ def _chat_line(agent, recall: int) -> str:
 
 
 def test_a_store_whose_embedder_holds_the_word_matches_keeps_the_embedder_leading(host):
-    agent = _store(host, FILLER + ECHOES + PLAIN)
+    agent, memory = _store(host, FILLER + ECHOES + PLAIN)
     seen, restore = _searches(host)
     try:
         for question in PLAIN_QUESTIONS * 2:
@@ -163,7 +163,7 @@ def test_a_store_whose_embedder_holds_the_word_matches_keeps_the_embedder_leadin
 
 
 def test_in_a_conversation_the_fused_order_stands_in_a_word_led_store(host):
-    agent = _store(host, FILLER + ECHOES + NEEDLES)
+    agent, memory = _store(host, FILLER + ECHOES + NEEDLES)
     seen, restore = _searches(host)
     history = [
         ("user", "we talked about suppliers"),
@@ -181,7 +181,7 @@ def test_in_a_conversation_the_fused_order_stands_in_a_word_led_store(host):
 
 
 def test_reset_state_starts_the_store_again_with_the_embedder_leading(host):
-    agent = _store(host, FILLER + ECHOES + NEEDLES)
+    agent, memory = _store(host, FILLER + ECHOES + NEEDLES)
     seen, restore = _searches(host)
     try:
         for question in QUESTIONS:
@@ -191,3 +191,192 @@ def test_reset_state_starts_the_store_again_with_the_embedder_leading(host):
     finally:
         restore()
     assert seen[3].words_led and not seen[4].words_led
+
+
+# --- the survey: a store's first questions need no warm-up ----------------------------------
+# A store whose embedder sees none of its words: each text its own direction (drawn from a
+# hash of the whole text), as far from its neighbours in words as from any other memory.
+PHRASES = ["oh wow so fun", "ha ha yes me too", "aw that is so sad", "ok see you soon", "no way is it", "so cool omg"]
+TOPICS = ("kayaking", "pottery", "marathon", "violin", "orchids", "bouldering")
+
+
+def _turns(count):
+    return [
+        f"Mel: {PHRASES[n % len(PHRASES)]}, {TOPICS[(n // 2) % len(TOPICS)]}{n // 2} next weekend" for n in range(count)
+    ]
+
+
+def _wordless_embeddings():
+    import hashlib
+    import random
+
+    from langchain_core.embeddings import Embeddings
+
+    class WordlessEmbeddings(Embeddings):
+        def _vector(self, text):
+            seed = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+            draw = random.Random(seed)
+            return [draw.gauss(0.0, 1.0) for _ in range(64)]
+
+        def embed_documents(self, texts):
+            return [self._vector(t) for t in texts]
+
+        def embed_query(self, text):
+            return self._vector(text)
+
+    return WordlessEmbeddings()
+
+
+def _turn_store(host, count):
+    from tests.host.recall import set_memory_config, set_plugin, wrapped_module
+
+    set_memory_config(host, memory_recall_similarity_threshold=0.0)
+    agent = host.agent()
+    memory = host.run(host.memory(agent, embeddings=_wordless_embeddings()))
+    host.run(host.insert(memory, _turns(count)))
+    wrapped_module(host)
+    host.toggle(True)
+    set_plugin(host)
+    return agent, memory
+
+
+def test_a_store_whose_embedder_and_words_disagree_is_word_led_from_its_first_question(host):
+    agent, memory = _turn_store(host, 120)
+    seen, restore = _searches(host)
+    try:
+        result = host.run(host.recall(agent, "how did the pottery7 go next weekend?", []))
+    finally:
+        restore()
+    agreement = host.import_plugin("helpers.recall.store_agreement")
+    assert agreement._surveys[memory.db].agreement < agreement.SURVEY_BAR
+    assert seen[0].words_led
+    assert result["memories"][0].page_content == _turns(120)[14]  # the first of pottery7's two turns
+    assert vocabulary_of(host).WORDS_LED in _chat_line(agent, 0)
+
+
+def vocabulary_of(host):
+    return host.import_plugin("helpers.vocabulary")
+
+
+def test_a_store_too_small_to_survey_starts_with_the_embedder_leading(host):
+    agent, memory = _turn_store(host, store_agreement.SURVEY_LEAST - 1)
+    seen, restore = _searches(host)
+    try:
+        host.run(host.recall(agent, "how did the pottery7 go next weekend?", []))
+    finally:
+        restore()
+    assert host.import_plugin("helpers.recall.store_agreement")._surveys[memory.db].agreement is None
+    assert not seen[0].words_led
+
+
+def test_a_store_whose_embedder_and_words_agree_is_surveyed_and_left_to_the_embedder(host):
+    agent, memory = _store(host, FILLER + ECHOES + PLAIN)  # hashed words: the embedder reads the words
+    seen, restore = _searches(host)
+    try:
+        host.run(host.recall(agent, PLAIN_QUESTIONS[0], []))
+    finally:
+        restore()
+    agreement = host.import_plugin("helpers.recall.store_agreement")
+    assert agreement._surveys[memory.db].agreement >= agreement.SURVEY_BAR
+    assert not seen[0].words_led
+
+
+class _Index:
+    """What the survey reads of a FAISS index: its size and its vectors by position."""
+
+    def __init__(self, vectors, broken=False):
+        self.vectors, self.ntotal, self.broken = vectors, len(vectors), broken
+
+    def reconstruct(self, position):
+        if self.broken:
+            raise RuntimeError("reconstruct not implemented for this type of index")
+        return self.vectors[position]
+
+
+class _Docstore:
+    def __init__(self, docs):
+        self.docs = docs
+
+    def search(self, doc_id):
+        return self.docs.get(doc_id, f"ID {doc_id} not found.")
+
+
+class _Db:
+    def __init__(self, texts, vectors, knowledge=(), broken=False):
+        from langchain_core.documents import Document
+
+        self.index = _Index(vectors, broken)
+        self.index_to_docstore_id = {n: f"d{n}" for n in range(len(texts))}
+        self.docstore = _Docstore(
+            {
+                f"d{n}": Document(page_content=t, metadata={"knowledge_source": True} if n in knowledge else {})
+                for n, t in enumerate(texts)
+            }
+        )
+
+
+def _disagreeing(count):
+    """Turns and vectors that see none of their words: each its own random direction."""
+    import numpy as np
+
+    return _turns(count), np.random.default_rng(7).normal(size=(count, 64)).astype(np.float32)
+
+
+def test_a_surveyed_word_led_store_goes_back_to_the_embedder_once_it_holds_two_matches():
+    import asyncio
+
+    db = _Db(*_disagreeing(120))
+    asyncio.run(store_agreement.survey(db))
+    assert store_agreement.words_lead(db)  # no search seen yet
+    store_agreement.note(db, True)
+    assert store_agreement.words_lead(db)  # (1 + 2.5) / 6 < 0.6
+    store_agreement.note(db, True)
+    assert not store_agreement.words_lead(db)  # (2 + 2.5) / 7 >= 0.6
+
+
+def test_the_survey_leaves_out_knowledge_files_and_says_nothing_of_an_index_it_cannot_read():
+    import asyncio
+
+    texts, vectors = _disagreeing(120)
+    mostly_knowledge = _Db(texts, vectors, knowledge=set(range(store_agreement.SURVEY_LEAST, 120)))
+    asyncio.run(store_agreement.survey(mostly_knowledge))  # 40 memories of the user's: enough
+    assert store_agreement._surveys[mostly_knowledge].agreement is not None
+    mostly_knowledge = _Db(texts, vectors, knowledge=set(range(store_agreement.SURVEY_LEAST - 1, 120)))
+    asyncio.run(store_agreement.survey(mostly_knowledge))  # 39: too few
+    assert store_agreement._surveys[mostly_knowledge].agreement is None
+    broken = _Db(texts, vectors, broken=True)
+    asyncio.run(store_agreement.survey(broken))
+    assert store_agreement._surveys[broken].agreement is None and not store_agreement.words_lead(broken)
+
+
+def test_a_store_is_surveyed_again_only_once_it_has_doubled():
+    import asyncio
+
+    import numpy as np
+
+    texts, vectors = _disagreeing(120)
+    db = _Db(texts, vectors)
+    asyncio.run(store_agreement.survey(db))
+    first = store_agreement._surveys[db]
+    db.index.ntotal = 239
+    asyncio.run(store_agreement.survey(db))
+    assert store_agreement._surveys[db] is first
+    more = texts + texts
+    db2 = _Db(more, np.concatenate([vectors, vectors]))
+    db2.index.ntotal = 120
+    asyncio.run(store_agreement.survey(db2))
+    assert store_agreement._surveys[db2].size == 120
+    db2.index.ntotal = 240
+    asyncio.run(store_agreement.survey(db2))
+    assert store_agreement._surveys[db2].size == 240
+
+
+def test_agreement_is_high_where_vectors_follow_the_words_and_low_where_they_do_not():
+    import numpy as np
+
+    texts, wordless = _disagreeing(120)
+    by_topic = np.zeros((120, 60), dtype=np.float32)
+    for n in range(120):
+        by_topic[n, n // 2] = 1.0
+    assert store_agreement.agreement_of(wordless, texts) < 0.5
+    assert store_agreement.agreement_of(by_topic, texts) >= 1.0

@@ -88,6 +88,14 @@ class StoreIndex:
         self.building: asyncio.Future | None = None
         self.building_since = 0.0  # when the catch-up under way started (time.monotonic)
 
+    @classmethod
+    def of_texts(cls, texts: list[str]) -> "StoreIndex":
+        """An index of ``texts`` alone, text ``i`` in slot ``i`` (store_agreement's survey)."""
+        index = cls()
+        for i, text in enumerate(texts):
+            index._add(str(i), text[:DOC_CHARS])
+        return index
+
     def current(self, mapping: dict) -> bool:
         return self.mapping is mapping and self.mapping_len == len(mapping)
 

@@ -214,9 +214,15 @@ async def gather(memory: Any, search: Search) -> None:
     for role in _fused_of(search.searches.texts(), search.call.query_prepared):
         depths[role] = max(depths[role], depth)
     lexical_text = search.searches.message or search.query
-    search.found = await store_search.search(
+    searching = store_search.search(
         memory, search.searches, depths, lowest, search.limit, search.threshold, search.filter, lexical_text
     )
+    if lexical_text.strip() and depths.get(texts.LEXICAL, 0) > 0 and texts.FOLLOWUP not in search.searches.texts():
+        # A new chat's search: the store's survey (store_agreement.py) beside the searches, so
+        # fuse knows from the store's first question on whether its words lead.
+        search.found, _ = await asyncio.gather(searching, store_agreement.survey(getattr(memory, "db", None)))
+    else:
+        search.found = await searching
 
 
 def fuse(memory: Any, search: Search) -> None:
