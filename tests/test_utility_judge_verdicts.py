@@ -230,20 +230,27 @@ def test_one_judge_call_per_recall_reads_the_memories_and_the_solutions(chat):
 
 def test_a_failure_building_the_solutions_pool_leaves_the_fused_order_not_the_hosts(chat, monkeypatch):
     """The score stage raises nothing (issue 30): the solutions pool the judge reads beside
-    the memories is built inside it, so its failure is the reranker's, not the plugin's."""
+    the memories (the joined sibling search's) failing to build is the reranker's failure,
+    not the plugin's: the memories search keeps its fused order, and the host's own
+    solutions search, after it, is searched as ever."""
     host, agent, _ = chat
     expected = fused_order(host, agent)
-    pipeline = host.import_plugin("helpers.recall.pipeline")
+    store_search = host.import_plugin("helpers.recall.store_search")
+    real, failed = store_search.search, []
 
-    async def broken(memory, search):
-        raise RuntimeError("the solutions search failed")
+    async def broken(memory, searches, depths, floor, limit, threshold, filter, lexical_text=""):
+        if "solutions" in filter and not failed:  # the joined sibling's, asked first
+            failed.append(filter)
+            raise RuntimeError("the solutions search failed")
+        return await real(memory, searches, depths, floor, limit, threshold, filter, lexical_text)
 
-    monkeypatch.setattr(pipeline, "_solutions_pool", broken)
+    monkeypatch.setattr(store_search, "search", broken)
     judge = Judge(lambda shown: "[0]")
     result, stats = judged(host, agent, judge)
-    assert contents(result) == expected  # the fused order, not Agent Zero's own result
+    assert failed  # the sibling's search did fail
+    assert contents(result)[0] == expected[0]  # the fused order, not Agent Zero's own result
     assert stats["totals"].get("fallback", 0) == 0
-    assert judge.recall_calls == []
+    assert [is_ours(m) for _, m in judge.recall_calls] == [True]  # the solutions search alone asked
 
 
 # --- what the judge was not shown is unjudged (issue 23 item 2) ----------------------------

@@ -7,18 +7,22 @@ lasts (scoring/judge.py ``fits``, the rule its prompt is built by). The rest of 
 floor never drops it; it keeps its fused place after what the judge read
 (pipeline.apply_policies).
 
-One call: the host's recall searches memories, then solutions, one after the other, in one
-task. So the memories search also reads the pool the solutions search will read (pipeline
-gathers it with the host's solutions filter) and asks the judge about both in one prompt,
-the budget split by the prompt slots the host gives each (5 memories, 3 solutions); the
-solutions search then takes its scores from that answer when its pool starts with what was
-judged. A small model reads one short prompt per recall instead of two long ones.
+One call: the host's recall searches memories, then solutions, one after the other. So the
+memories search also reads the pool the solutions search will read (its joined sibling,
+pipeline.Search.sibling, run through the pipeline's own joined stages with the host's
+solutions filter) and asks the judge about both in one prompt, the budget split by the
+prompt slots the host gives each (5 memories, 3 solutions). The answer's solutions share is
+kept by what it is an answer to (the scorer's verdict key, the query, the texts judged);
+the solutions search takes it when it asks the same about a pool that starts with those
+texts, within the recall's time. A small model reads one short prompt per recall instead of
+two long ones.
 """
 
 from __future__ import annotations
 
-import asyncio
-import weakref
+import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -28,6 +32,7 @@ from ..deadline import Deadline
 from ..errors import RerankError
 from ..scoring.score import Scored, score_documents
 from ..settings import Settings
+from .deadlines import RECALL_SECONDS
 
 # The host's own filter for the solutions search (_50_recall_memories.py, Memory.Area).
 SOLUTIONS_FILTER = "area == 'solutions'"
@@ -35,14 +40,17 @@ SOLUTIONS_FILTER = "area == 'solutions'"
 
 @dataclass
 class _Answer:
-    query: str
-    texts: list[str]
+    texts: list[str]  # the solutions as the judge was shown them
     scored: Scored | None
     failure: RerankError | None = None  # the call failed: the solutions search fails the same, without a second call
+    at: float = 0.0  # time.monotonic() of the answer
 
 
-# The solutions' share of the memories search's answer, per recall task.
-_answers: "weakref.WeakKeyDictionary[asyncio.Task, _Answer]" = weakref.WeakKeyDictionary()
+# The solutions' share of the memories searches' answers, by (verdict key, query): the
+# newest KEPT_AT_MOST, each for the time a recall has (its solutions search follows at once).
+KEPT_AT_MOST = 32
+_answers: "OrderedDict[tuple, _Answer]" = OrderedDict()
+_answers_lock = threading.Lock()
 
 
 def asks(choice: Choice | None) -> bool:
@@ -71,7 +79,7 @@ async def score(
     rest unjudged). ``solutions``: the pool the recall's solutions search will read, judged
     in the same call when given; ``slots``: the prompt slots (memories, solutions)."""
     settings = choice.settings
-    reused = _reused(settings, query, texts)
+    reused = _reused(choice, query, texts)
     if reused is not None:
         return reused
     budget = settings.judge_max_chars
@@ -80,29 +88,36 @@ async def score(
     mine = readable(settings, texts, budget)
     spent = sum(judge.line_chars(n, t) for n, t in enumerate(mine))
     theirs = readable(settings, solutions, settings.judge_max_chars - spent, len(mine), minimum=0) if solutions else []
-    task = asyncio.current_task() if theirs else None
     try:
         scored = await score_documents(choice, query, mine + theirs, deadline)
     except RerankError as exc:
-        if task is not None:
-            _answers[task] = _Answer(query, theirs, None, exc)
+        if theirs:
+            _keep(choice, query, _Answer(theirs, None, exc))
         raise
-    if task is not None:
-        _answers[task] = _Answer(
-            query, theirs, replace(scored, scores=scored.scores[len(mine) :], latency_ms=None, same_call=True)
-        )
+    if theirs:
+        share = replace(scored, scores=scored.scores[len(mine) :], latency_ms=None, same_call=True)
+        _keep(choice, query, _Answer(theirs, share))
     return replace(scored, scores=scored.scores[: len(mine)])
 
 
-def _reused(settings: Settings, query: str, texts: Sequence[str]) -> Scored | None:
-    """The solutions search's scores from the memories search's call, when this recall's
-    pool starts with exactly what was judged there, for the same query; that call's
-    failure, raised again, when it failed."""
-    task = asyncio.current_task()
-    answer = _answers.pop(task, None) if task is not None else None
-    if answer is None or answer.query != query:
+def _keep(choice: Choice, query: str, answer: _Answer) -> None:
+    answer.at = time.monotonic()
+    with _answers_lock:
+        _answers[(choice.key, query)] = answer
+        _answers.move_to_end((choice.key, query))
+        while len(_answers) > KEPT_AT_MOST:
+            _answers.popitem(last=False)
+
+
+def _reused(choice: Choice, query: str, texts: Sequence[str]) -> Scored | None:
+    """The solutions search's scores from the memories search's call, when it asks the same
+    scorer about the same query and its pool starts with exactly what was judged there,
+    within a recall's time; that call's failure, raised again, when it failed."""
+    with _answers_lock:
+        answer = _answers.pop((choice.key, query), None)
+    if answer is None or time.monotonic() - answer.at > RECALL_SECONDS:
         return None
-    shown = [judge.one_line(t, settings.judge_doc_chars) for t in texts[: len(answer.texts)]]
+    shown = [judge.one_line(t, choice.settings.judge_doc_chars) for t in texts[: len(answer.texts)]]
     if shown != answer.texts:
         return None
     if answer.failure is not None:
@@ -112,4 +127,5 @@ def _reused(settings: Settings, query: str, texts: Sequence[str]) -> Scored | No
 
 def forget() -> None:
     """Testing switch: drop every answer kept for a solutions search."""
-    _answers.clear()
+    with _answers_lock:
+        _answers.clear()

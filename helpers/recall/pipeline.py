@@ -98,6 +98,11 @@ class Search:
     # Asked before recording: a shadow measurement whose plugin was switched off meanwhile
     # has nothing more to say.
     still_wanted: Callable[[], bool] = lambda: True
+    # The recall's solutions search, joined to its memories search when the scorer judges
+    # both at once (Scorer.judges_recall_at_once: the utility judge): run through the joined
+    # stages beside this one, so the score stage can ask about both pools in one call.
+    sibling: "Search | None" = None
+    sibling_failure: Exception | None = None  # its stages failed: the judge is not asked (score)
 
     @property
     def area(self) -> str:
@@ -130,22 +135,40 @@ class Stage:
     name: str
     run: Callable[[Any, Search], Awaitable[None] | None]
     judges_the_pool: bool = False  # nothing to do when the searches found nothing
+    joined: bool = False  # the joined sibling search (Search.sibling) runs it too
 
 
 async def run(memory: Any, search: Search) -> Search:
-    """Every stage of STAGES in order, the record last. Raises only from the local stages
-    (the wrapper falls back)."""
-    await _run_stages(STAGES, memory, search)
+    """Every stage of STAGES in order, the record last. Before the first stage that judges
+    the pool, the search's sibling, when it has one, runs the joined stages (its own pool),
+    so one call can judge both. Raises only from the search's own local stages (the wrapper
+    falls back): a failure of its sibling's is kept for the score stage, as the judge's."""
+    sibling_ran = False
+    for stage in STAGES:
+        if stage.judges_the_pool and not search.pool:
+            continue
+        if stage.judges_the_pool and not sibling_ran:
+            sibling_ran = True
+            await _run_sibling(memory, search)
+        await _run_stage(stage, memory, search)
     return search
 
 
-async def _run_stages(stages: tuple[Stage, ...], memory: Any, search: Search) -> None:
-    for stage in stages:
-        if stage.judges_the_pool and not search.pool:
-            continue
-        done = stage.run(memory, search)
-        if inspect.isawaitable(done):
-            await done
+async def _run_sibling(memory: Any, search: Search) -> None:
+    if search.sibling is None:
+        return
+    try:
+        for stage in STAGES:
+            if stage.joined:
+                await _run_stage(stage, memory, search.sibling)
+    except Exception as exc:
+        search.sibling_failure = exc
+
+
+async def _run_stage(stage: Stage, memory: Any, search: Search) -> None:
+    done = stage.run(memory, search)
+    if inspect.isawaitable(done):
+        await done
 
 
 def plan(memory: Any, search: Search) -> None:
@@ -160,6 +183,34 @@ def plan(memory: Any, search: Search) -> None:
     )
     search.rerank_query = texts.reranker_query(call.message, call.history, search.query, settings.max_query_chars)
     search.choice = scorers.choose(settings)
+    search.sibling = _joined_sibling(memory, search)
+
+
+def _joined_sibling(memory: Any, search: Search) -> Search | None:
+    """The recall's solutions search, planned as this one was (the same texts, the same
+    Choice), when this is a recall's memories search whose scorer judges both searches in
+    one call and no verdict keeps it out (judge_call.asks); else None. The host runs the
+    solutions search next, in its own call: judge_call hands it its share of the answer."""
+    call = search.call
+    if (
+        memory is None
+        or call.kind != "recall"
+        or search.area != "memories"
+        or call.solutions_limit <= 0
+        or not judge_call.asks(search.choice)
+    ):
+        return None
+    return Search(
+        call,
+        search.settings,
+        search.query,
+        call.solutions_limit,
+        search.threshold,
+        judge_call.SOLUTIONS_FILTER,
+        searches=search.searches,
+        rerank_query=search.rerank_query,
+        choice=search.choice,
+    )
 
 
 def _similarity_threshold(setting: float, threshold: float) -> float:
@@ -290,10 +341,12 @@ async def score(memory: Any, search: Search) -> None:
     texts_ = [d.page_content for d in search.pool]
     deadline = deadlines.call_deadline(search.call.deadline, settings.timeout)
     try:
-        # Local work (a FAISS search) for the utility judge's one call per recall; none for
-        # a judge its verdict keeps out. Inside the try: a failure here leaves the fused
-        # order like any other, never the host's own result.
-        solutions = [d.page_content for d in await _solutions_pool(memory, search)] if judge_call.asks(choice) else []
+        # The joined solutions search (the utility judge's one call per recall): a failure of
+        # its stages is the judge's here, and leaves the fused order like any other, never
+        # the host's own result.
+        if search.sibling_failure is not None:
+            raise search.sibling_failure
+        solutions = [d.page_content for d in search.sibling.pool] if search.sibling is not None else []
         if deadline.remaining() < deadlines.MIN_CALL_S:
             raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
@@ -316,19 +369,6 @@ async def score(memory: Any, search: Search) -> None:
         search.scored, search.trust = scored, trust
     else:  # an answer, not a failure: nothing stood out to it
         search.no_opinion = vocabulary.no_opinion(choice.scorer)
-
-
-async def _solutions_pool(memory: Any, search: Search) -> list:
-    """The pool the recall's solutions search will read, for the utility judge's one call
-    per recall: asked in the memories search, which the host runs first."""
-    call = search.call
-    if memory is None or call.kind != "recall" or search.area != "memories" or call.solutions_limit <= 0:
-        return []
-    sibling = Search(
-        call, search.settings, search.query, call.solutions_limit, search.threshold, judge_call.SOLUTIONS_FILTER
-    )
-    await _run_stages(_through("pool"), memory, sibling)
-    return sibling.pool
 
 
 def _embedder_of(memory: Any) -> Any:
@@ -460,17 +500,11 @@ def outcome_of(search: Search) -> outcome.Outcome:
 # that judge the pool are skipped when the searches found nothing; the record always runs.
 STAGES: tuple[Stage, ...] = (
     Stage("plan", plan),
-    Stage("gather", gather),
-    Stage("fuse", fuse),
-    Stage("pool", pool),
+    Stage("gather", gather, joined=True),
+    Stage("fuse", fuse, joined=True),
+    Stage("pool", pool, joined=True),
     Stage("score", score, judges_the_pool=True),
     Stage("policies", apply_policies, judges_the_pool=True),
     Stage("combine", combine, judges_the_pool=True),
     Stage("record", record),
 )
-
-
-def _through(name: str) -> tuple[Stage, ...]:
-    """The stages up to and including ``name``, as STAGES holds them now."""
-    names = [stage.name for stage in STAGES]
-    return STAGES[: names.index(name) + 1]
