@@ -9,7 +9,7 @@ class SettingsFields(ApiHandler):
     """The settings panel's form: the field schema (webui/a0-reranker-fields.json) with
     each field's limits from helpers/settings.py LIMITS, so the browser checks exactly
     what Save enforces and no number is written down twice; and the plugin's vocabulary
-    (helpers/vocabulary.py), so the panel says what the chat and the status tool say.
+    (helpers/vocabulary/), so the panel says what the chat and the status tool say.
     Read-only; no secrets."""
 
     async def process(self, input: dict, request: Request) -> dict:

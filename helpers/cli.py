@@ -18,10 +18,10 @@ from typing import Any, Callable, Sequence
 
 from . import vocabulary
 from .settings import APIS, SettingsError, coerce
+from .vocabulary import cli_words as words
 
 # import name -> what pip installs
 RUNTIME_PACKAGES = {"httpx": "httpx", "jinja2": "jinja2", "yaml": "pyyaml", "tenacity": "tenacity"}
-RUNTIME_HINT = "pip install httpx jinja2 pyyaml tenacity (Agent Zero already has them)"
 
 # The option behind each setting, so a setting's error names what the user typed.
 OPTIONS = {
@@ -53,7 +53,7 @@ def _at_least_one(text: str) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+        raise argparse.ArgumentTypeError(words.at_least_one(text))
     return value
 
 
@@ -70,7 +70,7 @@ def _setting(key: str) -> Callable[[str], Any]:
 
 
 def _unreadable(path: str, argument: str, exc: OSError) -> UsageError:
-    return UsageError(f"argument {argument}: cannot read {path}: {(exc.strerror or str(exc)).lower()}")
+    return UsageError(words.cannot_read(argument, path, (exc.strerror or str(exc)).lower()))
 
 
 # ``rerank``'s documents are read to at most this: a file that never ends (/dev/zero) is
@@ -84,7 +84,7 @@ def _read_text(path: str, argument: str) -> str:
             data = fh.read(MAX_DOCUMENTS_BYTES + 1)
     except OSError as exc:  # missing, a directory, no permission
         raise _unreadable(path, argument, exc) from None
-    return _documents_text(data, f"argument {argument}: {path}")
+    return _documents_text(data, words.argument(argument, path))
 
 
 def _read_stdin() -> str:
@@ -97,20 +97,20 @@ def _read_stdin() -> str:
 
 def _documents_text(data: bytes, source: str) -> str:
     if len(data) > MAX_DOCUMENTS_BYTES:
-        raise UsageError(f"{source} holds more than {MAX_DOCUMENTS_BYTES >> 20} MiB; give fewer documents")
+        raise UsageError(words.too_many_bytes(source, MAX_DOCUMENTS_BYTES >> 20))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{source} is not UTF-8 text (byte {exc.start + 1})") from None
+        raise UsageError(words.not_utf8(source, exc.start + 1)) from None
 
 
 def _read_documents(args: argparse.Namespace) -> list[str]:
     if args.documents and args.file:
-        raise UsageError("argument --file: give the documents as arguments or with --file, not both")
+        raise UsageError(words.BOTH_SOURCES)
     if args.documents:
         blank = [n for n, d in enumerate(args.documents, 1) if not d.strip()]
         if blank:
-            raise UsageError(f"argument documents: document {blank[0]} is empty")
+            raise UsageError(words.empty_document(blank[0]))
         return list(args.documents)
     if args.file:
         text = _read_text(args.file, "--file")
@@ -138,7 +138,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "api_key_env", None):
         config["rerank_api_key"] = os.environ.get(args.api_key_env, "").strip()
         if not config["rerank_api_key"]:
-            raise UsageError(f"argument --api-key-env: the environment variable {args.api_key_env} is not set")
+            raise UsageError(words.variable_not_set(args.api_key_env))
     return config
 
 
@@ -151,7 +151,7 @@ def _runtime_reranker(config: dict[str, Any], url_argument: str = "--endpoint"):
         reranker.load_settings(config)
     except SettingsError as exc:
         option = url_argument if exc.key == "rerank_endpoint" else OPTIONS.get(exc.key, exc.key)
-        raise UsageError(f"argument {option}: {exc.detail}") from None
+        raise UsageError(words.argument(option, exc.detail)) from None
     return reranker
 
 
@@ -164,15 +164,14 @@ def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
 
 def cmd_rerank(args: argparse.Namespace) -> int:
     if not args.query.strip():
-        raise UsageError("argument query: is empty; give the question to rank the documents for")
+        raise UsageError(words.EMPTY_QUERY)
     documents = _read_documents(args)
     if not documents:
-        where = f" in {args.file} (one per line; blank lines and # comments are skipped)" if args.file else ""
-        raise UsageError(f"no documents{where}: pass them as arguments, with --file, or on stdin")
+        raise UsageError(words.no_documents(args.file))
     config = _config(args)
     api = config.get("rerank_api", "auto")
     if not config.get("rerank_endpoint") and api in ("rerank", "qwen3_score"):
-        raise UsageError(f"argument --endpoint: --api {api} talks to a server; give its URL with --endpoint")
+        raise UsageError(words.needs_endpoint(api))
     if not config.get("rerank_endpoint") and api in ("lexical", "auto"):
         from .scoring import bm25  # the embedded default: standard library only
 
@@ -199,7 +198,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
             (rank + 1, i, f"{s:.4f}", documents[i][:width] + ("…" if len(documents[i]) > width else ""))
             for rank, (i, s) in enumerate(ranked)
         ]
-        print(f"reranker: {used}\nquery: {args.query}\n")
+        print(words.ranked_header(used, args.query))
         print(_table(rows, ("rank", "index", "score", "document")))
     return 0
 
@@ -213,8 +212,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print(vocabulary.probe_headline(report))
         if report.get("route"):
             print(
-                f"route: {report['route']}  api: {report.get('detected_api')}  scale: {report.get('scale')}  "
-                f"batch limit: {report.get('batch_limit') or '-'}"
+                words.probe_route_line(
+                    report["route"], report.get("detected_api"), report.get("scale"), report.get("batch_limit")
+                )
             )
         # Reasons in full: the sentence that matters (the models a server serves) may come late.
         rows = [
@@ -225,7 +225,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
             print()
             print(_table(rows, ("route tried", "verdict", "http", "latency", "reason")))
         for note in report.get("notes", []):
-            print(f"note: {note}")
+            print(words.note_line(note))
     return 0 if report.get("ok") else 1
 
 
@@ -244,43 +244,43 @@ def cmd_report(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise _unreadable(args.log, "log", exc) from None
     except ValueError as exc:  # nothing in it to summarise
-        raise UsageError(f"argument log: {args.log}: {exc}") from None
+        raise UsageError(words.argument("log", f"{args.log}: {exc}")) from None
     print(json.dumps(summary, indent=2) if args.json else vocabulary.decision_log_text(summary))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m helpers.cli", description="a0_reranker from a terminal")
+    parser = _Parser(prog=words.PROG, description=words.DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)  # subcommands get _Parser too
 
     def connection(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--api", choices=APIS, help="rerank_api (default auto)")
-        p.add_argument("--model", help="rerank_model: the model id the server expects")
-        p.add_argument("--timeout", type=_setting("rerank_timeout"), help="rerank_timeout in seconds")
-        p.add_argument("--instruction", help="rerank_instruction for Qwen3 rerankers")
-        p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
-        p.add_argument("--json", action="store_true", help="print JSON")
+        p.add_argument("--api", choices=APIS, help=words.HELP["api"])
+        p.add_argument("--model", help=words.HELP["model"])
+        p.add_argument("--timeout", type=_setting("rerank_timeout"), help=words.HELP["timeout"])
+        p.add_argument("--instruction", help=words.HELP["instruction"])
+        p.add_argument("--api-key-env", metavar="VAR", help=words.HELP["api_key_env"])
+        p.add_argument("--json", action="store_true", help=words.HELP["json"])
 
-    p = sub.add_parser("rerank", help="rank documents for a query (lexical BM25 when no endpoint is given)")
+    p = sub.add_parser("rerank", help=words.HELP["rerank"])
     p.add_argument("query")
-    p.add_argument("documents", nargs="*", default=[], help="documents; or use --file / stdin, one per line")
-    p.add_argument("--file", help="a file with one document per line")
-    p.add_argument("--endpoint", help="reranker base URL; omit for the built-in lexical reranker")
-    p.add_argument("--top", type=_at_least_one, help="show only the best N")
+    p.add_argument("documents", nargs="*", default=[], help=words.HELP["documents"])
+    p.add_argument("--file", help=words.HELP["file"])
+    p.add_argument("--endpoint", help=words.HELP["endpoint"])
+    p.add_argument("--top", type=_at_least_one, help=words.HELP["top"])
     connection(p)
     p.set_defaults(func=cmd_rerank)
 
-    p = sub.add_parser("probe", help="detect which API an endpoint speaks and whether it ranks correctly")
+    p = sub.add_parser("probe", help=words.HELP["probe"])
     p.add_argument("url")
     connection(p)
     p.set_defaults(func=cmd_probe)
 
-    p = sub.add_parser("status", help="counters of this process (mostly useful inside Agent Zero)")
+    p = sub.add_parser("status", help=words.HELP["status"])
     p.set_defaults(func=cmd_status)
 
-    p = sub.add_parser("report", help="summarise a decision log (rerank_shadow_log)")
+    p = sub.add_parser("report", help=words.HELP["report"])
     p.add_argument("log")
-    p.add_argument("--k", type=_at_least_one, default=5, help="the prompt's slots: how many top results count")
+    p.add_argument("--k", type=_at_least_one, default=5, help=words.HELP["k"])
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_report)
     return parser
@@ -293,15 +293,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return args.func(args)
     except UsageError as exc:
-        print(f"{exc.prog or _prog(parser, args)}: error: {exc}", file=sys.stderr)
+        print(words.error_line(exc.prog or _prog(parser, args), str(exc)), file=sys.stderr)
     except ModuleNotFoundError as exc:  # a runtime package, imported on the way to a server
         name = (exc.name or "").split(".")[0]
         package = RUNTIME_PACKAGES.get(name, name)
-        print(
-            f"{_prog(parser, args)}: error: this needs the Python package {package}, which is not installed: "
-            f"{RUNTIME_HINT}",
-            file=sys.stderr,
-        )
+        print(words.missing_package(_prog(parser, args), package), file=sys.stderr)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader left (``| head``): nothing more to say to it

@@ -20,6 +20,8 @@ import os
 import re
 from typing import Callable, Iterator, NamedTuple
 
+from .vocabulary.setting_words import DOTENV_LINE_BREAK
+
 _BOM = "\ufeff"
 _SPACE = r"[^\S\r\n]"  # whitespace that does not end a line
 
@@ -116,7 +118,7 @@ def quoted(value: str) -> str:
     """``value`` written so python-dotenv (with interpolation, as the host loads usr/.env)
     reads it back exactly. Line breaks cannot be written: callers refuse them first."""
     if "\n" in value or "\r" in value:
-        raise ValueError("a dotenv value written here cannot hold a line break")
+        raise ValueError(DOTENV_LINE_BREAK)
     if _PLAIN.fullmatch(value):
         return value
     # Single quotes: only \\ and \' are escapes in them; "#" and '"' are plain text.

@@ -88,3 +88,12 @@ class ResponseTooLarge(MalformedResponse):
 
 class RedirectLoop(RerankError):
     """The server kept redirecting (httpx stops after 20 hops): no answer to read."""
+
+
+class SettingsError(ValueError):
+    """A setting has a value the plugin cannot use. ``key`` names it."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"setting '{key}': {message}")  # how every view names a setting's problem
+        self.key = key
+        self.detail = message  # without the key, for callers that name it their own way (the CLI)

@@ -19,6 +19,8 @@ from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit
 
 from . import stored_key
+from .errors import SettingsError  # defined with the other errors; every caller imports it from here
+from .vocabulary import setting_words as words
 
 PLUGIN_NAME = "a0_reranker"
 PLUGIN_DIR = Path(__file__).resolve().parent.parent
@@ -38,15 +40,6 @@ APIS = ("auto", "rerank", "qwen3_score", "lexical", "local", "utility")
 DEVICES = ("cpu", "cuda", "mps", "auto")
 
 
-class SettingsError(ValueError):
-    """A setting has a value the plugin cannot use. ``key`` names it."""
-
-    def __init__(self, key: str, message: str):
-        super().__init__(f"setting '{key}': {message}")
-        self.key = key
-        self.detail = message  # without the key, for callers that name it their own way (the CLI)
-
-
 # The longest any text setting may be: endpoints, model names, keys, paths and the Qwen3
 # instruction are all far shorter; anything longer would ride along in every request.
 MAX_TEXT_CHARS = 4096
@@ -64,14 +57,13 @@ class Limit:
 
     def describe(self) -> str:
         if self.kind == "choice":
-            return "one of " + ", ".join(self.choices)
+            return words.one_of(self.choices)
         if self.kind == "bool":
-            return "true or false"
+            return words.TRUE_OR_FALSE
         if self.kind in ("int", "float"):
-            noun = "a whole number" if self.kind == "int" else "a number"
-            text = f"{noun} from {_fmt(self.low)} to {_fmt(self.high)}"
-            return text + (" (or empty for off)" if self.nullable else "")
-        return f"text of at most {MAX_TEXT_CHARS:,} characters"
+            text = words.number_range(self.kind == "int", _fmt(self.low), _fmt(self.high))
+            return text + (words.OR_EMPTY_FOR_OFF if self.nullable else "")
+        return words.text_at_most(MAX_TEXT_CHARS)
 
 
 def _fmt(x: float | None) -> str:
@@ -146,7 +138,7 @@ def default_mapping() -> Mapping[str, Any]:
     missing = set(LIMITS) - set(data)
     extra = set(data) - set(LIMITS)
     if missing or extra:  # a packaging mistake, not a user error
-        raise RuntimeError(f"default_config.yaml out of step: missing {missing}, unknown {extra}")
+        raise RuntimeError(words.defaults_out_of_step(missing, extra))
     return data
 
 
@@ -207,8 +199,8 @@ def coerce(key: str, value: Any) -> Any:
 
     def bad() -> SettingsError:  # built only when raised: coerce runs for every key on every load
         if key == "rerank_api_key":  # a key's value is never shown, not even a wrong one
-            return SettingsError(key, f"got a {type(value).__name__}, expected text")
-        return SettingsError(key, f"got {shown(value)}, expected {limit.describe()}")
+            return SettingsError(key, words.got_kind_expected_text(type(value).__name__))
+        return SettingsError(key, words.got_expected(shown(value), limit.describe()))
 
     if limit.kind == "bool":
         if isinstance(value, bool):
@@ -316,32 +308,32 @@ class Settings:
         placeholder resolves to the stored key (``env``, the process environment) only for an
         endpoint of the origin it was saved for (``origins``, the recorded ones)."""
         if mapping is not None and not isinstance(mapping, Mapping):
-            raise SettingsError("config", f"expected a mapping of settings, got {type(mapping).__name__}")
+            raise SettingsError("config", words.not_a_mapping(type(mapping).__name__))
         merged = dict(default_mapping())
         for key, value in (mapping or {}).items():
             if key in LIMITS:
                 merged[key] = value
         values = {key: coerce(key, merged[key]) for key in LIMITS}
         endpoint = values["rerank_endpoint"].rstrip("/")
+        shown_url = shown(shown_endpoint(values["rerank_endpoint"])) if endpoint else ""
         if endpoint and not _is_http_url(endpoint):
-            raise SettingsError(
-                "rerank_endpoint",
-                f"got {shown(shown_endpoint(values['rerank_endpoint']))}, expected an http:// or https:// URL with a "
-                "host",
-            )
+            raise SettingsError("rerank_endpoint", words.not_an_http_url(shown_url))
         if endpoint and (problem := _url_problem(endpoint)):
-            raise SettingsError("rerank_endpoint", f"got {shown(shown_endpoint(values['rerank_endpoint']))}: {problem}")
+            raise SettingsError("rerank_endpoint", words.endpoint_problem(shown_url, problem))
         kwargs = {field_name(key): values[key] for key in LIMITS if key != "rerank_api_key"}
         kwargs["endpoint"] = endpoint
         variable = stored_key.variable_named(mapping or {})
         if variable is None:
-            raise SettingsError(
-                "rerank_api_key", f"{stored_key.VARIABLE_FIELD} names a variable that is not one of this plugin's keys"
-            )
+            raise SettingsError("rerank_api_key", words.unknown_key_variable(stored_key.VARIABLE_FIELD))
         kwargs["api_key"], kwargs["key_saved_for"] = _resolved_key(
             merged["rerank_api_key"], env, endpoint, variable, origins
         )
         return cls(**kwargs)
+
+    @property
+    def shown_endpoint(self) -> str:
+        """The endpoint as every view shows it (shown_endpoint: no password)."""
+        return shown_endpoint(self.endpoint)
 
     @property
     def key_fingerprint(self) -> str:
@@ -368,13 +360,13 @@ def _url_problem(endpoint: str) -> str:
     characters...), or "". Asked of httpx itself, so the two can never disagree; imported
     here, not at the top: the CLI's built-in reranker runs on the standard library alone."""
     if any(c.isspace() or not c.isprintable() for c in endpoint):
-        return "a URL cannot hold spaces or control characters"
+        return words.URL_SPACES
     import httpx
 
     try:
         httpx.URL(endpoint)
     except (httpx.InvalidURL, ValueError, UnicodeError):
-        return "the HTTP client cannot use this URL (a character the host name cannot hold?)"
+        return words.URL_UNUSABLE
     return ""
 
 
@@ -400,11 +392,7 @@ def check_key(key: str, where: str = "") -> None:
     """A key is printable ASCII without spaces: anything else breaks the Authorization
     header (non-ASCII) or usr/.env (a line break adds variables). Raises ``SettingsError``."""
     if not all("!" <= c <= "~" for c in key):
-        raise SettingsError(
-            "rerank_api_key",
-            f"{where}holds a space, a line break, a control character or a non-ASCII character; "
-            "an API key is printable ASCII without spaces",
-        )
+        raise SettingsError("rerank_api_key", where + words.KEY_NOT_PRINTABLE)
 
 
 def stored_value(variable: str, env: Mapping[str, str] | None = None) -> str:
@@ -413,7 +401,7 @@ def stored_value(variable: str, env: Mapping[str, str] | None = None) -> str:
     stored = ((os.environ if env is None else env).get(variable) or "").strip()
     if stored.lower() in NO_KEY_WORDS:  # saved as a key by an older version
         return ""
-    check_key(stored, f"the stored key ({variable} in usr/.env) ")
+    check_key(stored, words.stored_key_where(variable))
     return stored
 
 

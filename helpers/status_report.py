@@ -23,7 +23,7 @@ def status() -> dict[str, Any]:
         settings = load_settings(None)
         active = vocabulary.as_dict(settings, scorers.for_settings(settings))
     except SettingsError as exc:
-        active = {"mode": None, "mode_text": f"a setting is invalid: {exc}"}
+        active = {"mode": None, "mode_text": vocabulary.setting_invalid_text(exc)}
     return {**active, "stats": STATS.snapshot(), "breaker": BREAKER.snapshot(), "checked_at": time.time()}
 
 

@@ -1,4 +1,4 @@
-"""One vocabulary (helpers/vocabulary.py + vocabulary.json): a sentence the user reads is
+"""One vocabulary (helpers/vocabulary/, its vocabulary.json included): a sentence the user reads is
 written once, and every view that says it takes it from there."""
 
 import pytest

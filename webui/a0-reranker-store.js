@@ -14,7 +14,7 @@ const TOAST_TITLE = "Reranker";
 export const API_KEY_PLACEHOLDER = "************";
 
 // The words for Test connection's verdicts (a headline and what to do next) come with the
-// form, from helpers/vocabulary.py: the chat, the status tool and the CLI use the same.
+// form, from helpers/vocabulary/: the chat, the status tool and the CLI use the same.
 const NO_WORDS = { verdicts: {}, modes: {} };
 
 function fmtNumber(n) {
@@ -59,7 +59,7 @@ function statusEnabled(status) {
   return yesNo(status.setting_enabled);
 }
 
-// helpers/vocabulary.py says what the plugin is doing, in words; the panel shows them as they are.
+// helpers/vocabulary/ says what the plugin is doing, in words; the panel shows them as they are.
 function statusMode(status) {
   return status.mode_text || "—";
 }

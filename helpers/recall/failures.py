@@ -1,5 +1,5 @@
 """A failure, said once: the reason the stats and the log keep (the exception's kind and
-message) and the words the chat line shows (vocabulary.py), from one call.
+message) and the words the chat line shows (helpers/vocabulary/), from one call.
 
 The ladder of fallbacks, one rung per failure here:
 
@@ -44,8 +44,7 @@ def measurement_failed(exc: BaseException) -> Failure:
 
 def reason(exc: BaseException) -> str:
     if isinstance(exc, SettingsError):
-        return f"bad setting: {exc}"
+        return vocabulary.bad_setting_reason(exc)
     if isinstance(exc, TimeoutError):
-        return "timeout: no answer within rerank_timeout or the recall's deadline"
-    kind = type(exc).__name__
-    return f"{kind}: {exc}" if isinstance(exc, RerankError) else f"unexpected {kind}: {str(exc)[:200]}"
+        return vocabulary.TIMEOUT_REASON
+    return vocabulary.failed_reason(type(exc).__name__, str(exc), isinstance(exc, RerankError))

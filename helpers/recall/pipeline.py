@@ -348,7 +348,7 @@ async def score(memory: Any, search: Search) -> None:
             raise search.sibling_failure
         solutions = [d.page_content for d in search.sibling.pool] if search.sibling is not None else []
         if deadline.remaining() < deadlines.MIN_CALL_S:
-            raise DeadlineExceeded("the recall's time ran out before the reranker was asked")
+            raise DeadlineExceeded(vocabulary.RAN_OUT_BEFORE_ASKED)
         async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
             if choice.scorer.judges_recall_at_once:
                 slots = (

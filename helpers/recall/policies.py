@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Sequence
 
+from .. import vocabulary
 from ..settings import Settings
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"  # the host's Memory.get_timestamp(): local time, naive
-ALL_DROPPED = "every candidate scored below the relevance floor"
+ALL_DROPPED = vocabulary.ALL_DROPPED
 
 
 @dataclass
@@ -80,12 +81,12 @@ def apply_floor(settings: Settings, scores: Sequence[float], scale: str, verdict
     described = []
     if settings.min_score is not None:
         keep = [i for i in keep if scores[i] >= settings.min_score]
-        described.append(f"rerank_min_score {settings.min_score:g} on the server's {scale} scale")
+        described.append(vocabulary.min_score_floor(settings.min_score, scale))
     cut = relative_cut(settings, verdict)
     if cut is not None:
         relevance = normalise(scores, scale)
         keep = [i for i in keep if relevance[i] >= cut]
-        described.append(f"rerank_relative_floor {settings.relative_floor:g} = {cut:.3g} of 0..1 relevance")
+        described.append(vocabulary.relative_floor(settings.relative_floor, cut))
     return keep, " and ".join(described)
 
 
@@ -223,7 +224,7 @@ def order(
     keep, floor = apply_floor(settings, scores, scale, verdict) if floors else (list(range(len(scores))), "")
     outcome.dropped_by_floor = len(docs) - len(keep)
     if docs and not keep:
-        outcome.notes.append(f"{ALL_DROPPED} ({floor}), so this search returned nothing")
+        outcome.notes.append(vocabulary.all_dropped(floor))
         return outcome
     kept_docs = [docs[i] for i in keep]
     kept_scores = [scores[i] for i in keep]

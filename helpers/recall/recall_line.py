@@ -4,7 +4,7 @@ Agent Zero shows a recall as a step in the chat: the recall extension's log item
 heading and key/value lines. The plugin adds one of those lines, under its own key
 (``reranker``), beside what the host writes and never over it: the mode, how many of the
 memories shown came from beyond Agent Zero's own search, whether the top one changed, and,
-when something failed, why — in the vocabulary's words (vocabulary.py), from the kind of
+when something failed, why — in the vocabulary's words (helpers/vocabulary/), from the kind of
 failure only, so no key and no memory text can reach the chat. Shadow mode says what
 applying would have changed.
 

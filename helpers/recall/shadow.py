@@ -16,7 +16,7 @@ import logging
 import threading
 from typing import Awaitable, Callable
 
-from .. import lifecycle
+from .. import lifecycle, vocabulary
 from ..report.stats import CallRecord, STATS
 
 log = logging.getLogger("a0_reranker")
@@ -37,7 +37,7 @@ def submit(job: Callable[[], Awaitable[None]], wanted: Callable[[], bool], calle
         busy = len(_running) >= MAX_IN_FLIGHT
         if _stopped or busy:
             if busy and not _stopped:
-                STATS.record(CallRecord("shadow_skipped", "shadow measurements already running", caller))
+                STATS.record(CallRecord("shadow_skipped", vocabulary.SHADOW_BUSY, caller))
             return False
         task = asyncio.get_running_loop().create_task(_run(job, wanted))
         _running.add(task)

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from .. import vocabulary
 from . import lexical_index, query_vectors
 from .texts import HOST, LEXICAL, Searches
 
@@ -267,7 +268,7 @@ def _read_row(
             continue
         doc = docstore.search(doc_id)
         if not hasattr(doc, "page_content"):  # LangChain raises here too: a broken docstore
-            raise ValueError(f"could not find document for id {doc_id}")
+            raise ValueError(vocabulary.missing_document(doc_id))
         if comparator is None or comparator(doc.metadata):
             hits.append((doc, relevance))
     return False

@@ -237,10 +237,10 @@ def summarise(path: str, k: int = 5) -> dict[str, Any]:
         if "latency_ms" in line:
             latencies.append(float(line["latency_ms"]))
     if not n:
-        notes = ([f"{skipped.lines} unreadable lines"] if skipped.lines else []) + (
+        notes = ([vocabulary.log_unreadable_lines(skipped.lines)] if skipped.lines else []) + (
             [vocabulary.log_cut(MAX_LOG_BYTES)] if skipped.cut else []
         )
-        raise ValueError("the log holds no searches" + (f" ({'; '.join(notes)})" if notes else ""))
+        raise ValueError(vocabulary.log_holds_nothing(notes))
     summary = {
         "searches": n,
         "by_caller": dict(callers),

@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePath
 
+from ..vocabulary import setting_words as words
+
 SUFFIX = ".jsonl"
 EXAMPLE = "usr/reranker-shadow.jsonl"
 
@@ -42,11 +44,11 @@ def resolve(raw: str, root: Path | None = None) -> Path:
     """The file ``raw`` names, checked against the rule as the disk is now. Raises
     ``PathRefused``."""
     if any(not c.isprintable() for c in raw):
-        raise PathRefused("a path cannot hold control characters")
+        raise PathRefused(words.PATH_CONTROL)
     if not raw.endswith(SUFFIX) or raw.endswith("/" + SUFFIX):
-        raise PathRefused(f"expected a {SUFFIX} file name, like {EXAMPLE}")
+        raise PathRefused(words.path_suffix(SUFFIX, EXAMPLE))
     if ".." in PurePath(raw).parts:
-        raise PathRefused("a path cannot hold '..'")
+        raise PathRefused(words.PATH_DOTDOT)
     root = agent_zero_root() if root is None else root
     usr = root / "usr"
     target = Path(os.path.normpath(raw if os.path.isabs(raw) else root / raw))
@@ -55,18 +57,16 @@ def resolve(raw: str, root: Path | None = None) -> Path:
     except ValueError:
         inside = ()
     if not inside:
-        raise PathRefused(
-            f"expected a file inside Agent Zero's usr/ folder ({usr}); relative paths start at {root}, like {EXAMPLE}"
-        )
+        raise PathRefused(words.path_outside_usr(usr, root, EXAMPLE))
     step = usr
     for part in inside:
         step = step / part
         if step.is_symlink():
-            raise PathRefused(f"{step} is a symbolic link; the log is written only to a real file inside usr/")
+            raise PathRefused(words.path_symlink(step))
     if not target.parent.is_dir():
-        raise PathRefused(f"the folder {target.parent} does not exist (the log creates no folders)")
+        raise PathRefused(words.path_no_folder(target.parent))
     if target.exists() and not target.is_file():
-        raise PathRefused(f"{target} is not a regular file")
+        raise PathRefused(words.path_not_file(target))
     return target
 
 

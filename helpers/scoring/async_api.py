@@ -35,7 +35,7 @@ async def arerank(query: str, documents: Sequence[str], *, config: Mapping[str, 
         if not documents:
             return []
         if not isinstance(query, str) or not all(isinstance(d, str) for d in documents):
-            raise TypeError("query and documents must be strings")
+            raise TypeError(vocabulary.NOT_STRINGS)
         settings = load_settings(config)
         choice = scorers.choose(settings) if settings.enabled else None
         if choice is None:

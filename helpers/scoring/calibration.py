@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from ..deadline import Deadline
 from ..errors import RerankError
+from ..vocabulary import scorer_words as words
 from . import own_loop
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ FULL_GAIN, FULL_AT_LEAST = 0.25, 0.7
 # Agent Zero's default embedder (all-MiniLM-L6-v2) on the whole set and on the 12 written
 # by hand, for when the embedder in use cannot be asked (Test connection outside a chat):
 # `python -m bench.calibration` (and `--hand-written-only`).
-DEFAULT_EMBEDDER = "Agent Zero's default embedder (all-MiniLM-L6-v2)"
+DEFAULT_EMBEDDER = words.DEFAULT_EMBEDDER
 DEFAULT_EMBEDDER_MRR = 0.546
 DEFAULT_EMBEDDER_MRR_HAND_WRITTEN = 0.406
 HAND_WRITTEN = 12  # the set's first items, written by hand; the rest drawn from the bench's tuning half
@@ -236,7 +237,7 @@ async def measure(
         return Trust(
             UNMEASURED,
             seconds=time.monotonic() - started,
-            reason=f"the {len(items)} calibration questions were not all answered in time",
+            reason=words.calibration_not_in_time(len(items)),
             **asked,
         )
     except RerankError as exc:
@@ -254,7 +255,7 @@ async def measure(
             return Trust(
                 UNMEASURED,
                 seconds=seconds,
-                reason=f"it answered {len(scores)} scores for {len(item.candidates)} calibration memories",
+                reason=words.calibration_short_answer(len(scores), len(item.candidates)),
                 **asked,
             )
     mrr = sum(reciprocal_rank(list(s), item.answer) for s, item in zip(answers, items)) / len(items)
@@ -290,16 +291,16 @@ async def trust(choice: Choice, score: ScoreFn, deadline: Deadline, embedder: An
         not_before, _ = _retry.get(key, (0.0, RETRY_AFTER_S))
     if running is None:
         if time.monotonic() < not_before:
-            return Trust(UNMEASURED, reason="the last calibration did not finish; it is tried again later")
+            return Trust(UNMEASURED, reason=words.LAST_DID_NOT_FINISH)
         if not getattr(scorer, "calibrates_apart", True):
             if deadline.remaining() < min(MIN_SECONDS, 0.8 * settings.timeout):
-                return Trust(UNMEASURED, reason="too little of this recall's time was left to measure it")
+                return Trust(UNMEASURED, reason=words.TOO_LITTLE_TIME)
             result = await measure(score, deadline, embedder, items)
             _remember(key, result)
             return result
         running = _start(key, score, embedder, items)
         if running is None:
-            return Trust(UNMEASURED, reason="the plugin is stopping; it is measured when it runs again")
+            return Trust(UNMEASURED, reason=words.STOPPING)
     return await _wait(running[1], deadline, len(items))
 
 
@@ -352,10 +353,10 @@ async def _wait(future: concurrent.futures.Future, deadline: Deadline, questions
             return Trust(
                 UNMEASURED,
                 questions=questions,
-                reason=f"it is being measured on {questions} calibration questions; it has its say once that is done",
+                reason=words.calibration_running(questions),
             )
     if future.cancelled():
-        return Trust(UNMEASURED, questions=questions, reason="its calibration was stopped; it is measured again")
+        return Trust(UNMEASURED, questions=questions, reason=words.CALIBRATION_STOPPED)
     return future.result()  # measure() raises nothing else
 
 

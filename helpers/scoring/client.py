@@ -32,6 +32,7 @@ from ..errors import (
 )
 from ..deadline import Deadline
 from ..settings import Settings, endpoint_secret
+from ..vocabulary import transport as words
 from .response_body import ACCEPT_ENCODING, read_capped
 from .wire import Route, split_endpoint
 from .wire._parse import decode_json
@@ -153,14 +154,14 @@ def _checked_request(url: str, settings: Settings) -> tuple[httpx.URL, dict[str,
     try:
         parsed = httpx.URL(url)
         if parsed.scheme not in ("http", "https") or not parsed.host:
-            raise httpx.InvalidURL("it needs http:// or https:// and a host")
+            raise httpx.InvalidURL(words.NEEDS_SCHEME_AND_HOST)
     except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
         reason = scrub(str(exc), settings)[:200]
-        raise NotConfigured(f"the endpoint is not a valid URL: {reason} (setting 'rerank_endpoint')") from None
+        raise NotConfigured(words.invalid_endpoint(reason)) from None
     key = settings.api_key
     if key and not (key.isascii() and key.isprintable()):
         # HTTP headers carry ASCII only; saying which character would show part of the key.
-        raise NotConfigured("the API key has characters an HTTP header cannot carry (setting 'rerank_api_key')")
+        raise NotConfigured(words.KEY_NOT_HEADER_SAFE)
     headers = auth_headers(settings)
     if parsed.userinfo:
         # The user info as the Basic header httpx itself makes of it (and, as before, instead of
@@ -185,12 +186,12 @@ async def _pinned(target: httpx.URL, headers: dict[str, str], settings: Settings
 def _transport_failure(exc: Exception, settings: Settings) -> RerankError:
     """Every httpx failure as a typed reranker error."""
     if isinstance(exc, httpx.TimeoutException):
-        return DeadlineExceeded(f"no answer within {settings.timeout:g} s")
+        return DeadlineExceeded(words.no_answer_within(settings.timeout))
     if isinstance(exc, httpx.TooManyRedirects):
-        return RedirectLoop("the server redirected in a loop (more than 20 hops); nothing was answered")
+        return RedirectLoop(words.REDIRECT_LOOP)
     if isinstance(exc, httpx.DecodingError):
-        return MalformedResponse("the compressed answer is corrupt and cannot be decompressed")
-    return TransportError(f"{type(exc).__name__}: {scrub(str(exc), settings) or 'connection failed'}")
+        return MalformedResponse(words.corrupt_compressed())
+    return TransportError(f"{type(exc).__name__}: {scrub(str(exc), settings) or words.CONNECTION_FAILED}")
 
 
 async def _decode(content: bytes, content_type: str) -> Any:
@@ -203,7 +204,7 @@ async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline
     """One POST; returns the decoded JSON or raises a typed ``RerankError``."""
     remaining = deadline.remaining()
     if remaining <= 0:
-        raise DeadlineExceeded("timed out before the request was sent")
+        raise DeadlineExceeded(words.NOT_SENT_IN_TIME)
     target, headers = _checked_request(url, settings)
     target, headers, extensions = await _pinned(target, headers, settings)
     content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
@@ -223,7 +224,7 @@ async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline
         ) as response:
             status = response.status_code
             if 300 <= status < 400:
-                raise ServerError(status, "redirected; not followed while rerank_private_only is on")
+                raise ServerError(status, words.REDIRECT_NOT_FOLLOWED)
             if status >= 400:
                 return _raise_error_answer(response, await _error_text(response), settings)
             payload = await read_capped(response, limit)
@@ -366,7 +367,7 @@ async def score(
                     limit = exc.limit
                     remember_batch_limit(url, limit)
     except TimeoutError:
-        raise DeadlineExceeded(f"no complete answer within {settings.timeout:g} s") from None
+        raise DeadlineExceeded(words.no_complete_answer_within(settings.timeout)) from None
 
 
 async def _score_batches(
@@ -402,4 +403,4 @@ async def _score_one(
     except ServerError as exc:  # an error body on a 2xx: its text may echo what we sent
         raise ServerError(exc.status, scrub(exc.message, settings)) from None
     except (RecursionError, MemoryError):  # a 2xx answer nested deeper than any answer is
-        raise MalformedResponse("the answer is nested too deeply to read") from None
+        raise MalformedResponse(words.NESTED_TOO_DEEP) from None

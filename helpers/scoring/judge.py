@@ -32,6 +32,7 @@ import jinja2
 
 from ..errors import MalformedResponse
 from ..settings import PLUGIN_DIR
+from ..vocabulary import scorer_words as words
 
 SYSTEM_TEMPLATE = "a0_reranker.judge.sys.md"
 MESSAGE_TEMPLATE = "a0_reranker.judge.msg.md"
@@ -139,10 +140,10 @@ def read_answer(answer: object, shown: int) -> list[int]:
     """The numbers of the useful memories, best first: the first JSON array of integers in
     ``answer``, numbers outside 0..shown-1 and repeats skipped. Raises ``MalformedResponse``."""
     if not isinstance(answer, str):
-        raise MalformedResponse(f"the utility model answered {type(answer).__name__}, not text")
+        raise MalformedResponse(words.judge_answered_kind(type(answer).__name__))
     match = _ARRAY.search(_without_thinking(answer))
     if match is None:
-        raise MalformedResponse("the utility model's answer holds no JSON array of memory numbers")
+        raise MalformedResponse(words.NO_ARRAY)
     listed: list[int] = []
     # A memory number has a few digits; a longer one is none of them (and int() refuses
     # more than 4,300 digits with a ValueError, outside the typed errors).
@@ -151,7 +152,7 @@ def read_answer(answer: object, shown: int) -> list[int]:
         if 0 <= n < shown and n not in listed:
             listed.append(n)
     if numbers and not listed:  # only numbers it was never shown: it did not read the list
-        raise MalformedResponse(f"the utility model listed only memory numbers it was not shown (0 to {shown - 1})")
+        raise MalformedResponse(words.judge_only_unshown(shown - 1))
     return listed
 
 

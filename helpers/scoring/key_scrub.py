@@ -23,8 +23,10 @@ import json
 import re
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
+from ..vocabulary import transport as words
+
 MASK = "***"
-WITHHELD = "(the server's text was withheld: it held the API key in some form)"
+WITHHELD = words.KEY_WITHHELD
 # A piece of the key this long left in a text counts as the key: shorter ones also occur
 # in ordinary words, and a few characters do not give a key away.
 _PIECE = 8

@@ -15,6 +15,7 @@ import zlib
 import httpx
 
 from ..errors import MalformedResponse, ResponseTooLarge
+from ..vocabulary import transport as words
 
 ACCEPT_ENCODING = "gzip, deflate"
 
@@ -49,17 +50,13 @@ class _Inflater:
                 self._wbits, self._inflate = _RAW_DEFLATE_WBITS, zlib.decompressobj(_RAW_DEFLATE_WBITS)
                 yield from self._guarded(data, budget)
                 return
-            raise MalformedResponse(
-                f"the {self.coding}-compressed answer is corrupt and cannot be decompressed"
-            ) from None
+            raise MalformedResponse(words.corrupt_compressed(self.coding)) from None
 
     def _guarded(self, data: bytes, budget: int):
         try:
             yield from self._pieces(data, budget)
         except zlib.error:
-            raise MalformedResponse(
-                f"the {self.coding}-compressed answer is corrupt and cannot be decompressed"
-            ) from None
+            raise MalformedResponse(words.corrupt_compressed(self.coding)) from None
 
     def _pieces(self, data: bytes, budget: int):
         while data and not self._inflate.eof:
@@ -80,7 +77,7 @@ async def read_capped(response: httpx.Response, limit: int, *, cut: bool = False
     elif coding in ("gzip", "x-gzip", "deflate"):
         inflater = _Inflater(coding)
     else:  # we asked for gzip or deflate only; "br", "zstd" or a chain of codings was not asked for
-        raise MalformedResponse(f"the answer is compressed as '{coding[:40]}', which was not asked for")
+        raise MalformedResponse(words.coding_not_asked_for(coding[:40]))
     parts: list[bytes] = []
     size = 0
     async for raw in response.aiter_raw():
@@ -93,8 +90,6 @@ async def read_capped(response: httpx.Response, limit: int, *, cut: bool = False
                 if cut:
                     parts.append(piece[: len(piece) - (size - limit)])
                     return b"".join(parts)
-                raise ResponseTooLarge(
-                    f"answer too large: more than {_mib(limit)} (decompressed); a reranker answer needs far less"
-                )
+                raise ResponseTooLarge(words.answer_too_large(_mib(limit)))
             parts.append(piece)
     return b"".join(parts)

@@ -15,6 +15,7 @@ from ..deadline import Deadline
 from ..errors import BreakerOpen, Refused, TooSlow
 from ..settings import Settings, shown_endpoint
 from .. import vocabulary
+from ..vocabulary import scorer_words
 from . import calibration, endpoint_guard, probing, redaction, scorers
 from .breaker import BREAKER, TRIAL
 from .cache import CACHE
@@ -115,7 +116,7 @@ async def earned_say(choice: Choice, deadline: Deadline, embedder: Any = None) -
     breaker nor fill the score cache."""
     verdict = probing.cached(choice)
     if verdict is None:
-        return calibration.Trust(calibration.UNMEASURED, reason="it has not passed its probe")
+        return calibration.Trust(calibration.UNMEASURED, reason=scorer_words.NOT_PROBED)
 
     async def score(query: str, documents: Sequence[str], within: Deadline) -> list[float]:
         return await choice.scorer.score(choice.settings, verdict, query, list(documents), within)

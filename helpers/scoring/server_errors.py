@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..vocabulary import transport as words
+
 MESSAGE_CHARS = 300
 
 # At most 9 digits, and no digit after them: a number longer than any batch is no limit at
@@ -46,7 +48,7 @@ class ErrorAnswer:
     models: tuple[str, ...] = ()  # the model names the server says it serves
 
 
-NOT_STRUCTURED = "the error answer is not structured (nested too deeply, or unreadable)"
+NOT_STRUCTURED = words.ERROR_NOT_STRUCTURED
 
 
 def read(body: str) -> ErrorAnswer:

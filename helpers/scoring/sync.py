@@ -11,6 +11,7 @@ import logging
 import threading
 from typing import Any, Mapping, Sequence
 
+from .. import vocabulary
 from ..settings_cache import load_settings
 from . import own_loop
 from .async_api import Ranking, aprobe, arerank
@@ -53,5 +54,5 @@ def probe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
         timeout = load_settings(config).timeout + 1.0
     except Exception:
         timeout = 10.0
-    fail = failed_report("error", "the probe did not finish in time")
+    fail = failed_report("error", vocabulary.PROBE_NOT_IN_TIME)
     return _run_sync(lambda: aprobe(config), timeout, fail)

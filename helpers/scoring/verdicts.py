@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..settings import shown_endpoint
+from ..vocabulary import scorer_words as words
 from .wire import Route
 
 PROBE_QUERY = "What is the capital of France?"
@@ -45,20 +46,20 @@ def grade_probe(relevant: float, near: float, irrelevant: float) -> Grade:
     scores = [relevant, near, irrelevant]
     scale = score_scale(scores)
     if max(scores) - min(scores) < 1e-6:
-        return Grade("fail", scale, f"every document scored {relevant:.4g}: the model is not scoring")
+        return Grade("fail", scale, words.all_alike(relevant))
     if max(abs(s) for s in scores) < 1e-6:
-        return Grade("fail", scale, "every score is about 0: a broken model conversion?")
+        return Grade("fail", scale, words.ALL_ABOUT_ZERO)
     if scale == "probability" and min(scores) > 0.99:
-        return Grade("fail", scale, "every score is near 1.0: scores squashed twice?")
+        return Grade("fail", scale, words.ALL_NEAR_ONE)
     if relevant <= irrelevant:
-        return Grade("fail", scale, "the irrelevant document ranked above the relevant one")
+        return Grade("fail", scale, words.IRRELEVANT_ABOVE)
     gap = relevant - irrelevant
-    shown = f"relevant {relevant:.3g} vs irrelevant {irrelevant:.3g}, {scale} scale"
+    shown = words.probe_scores(relevant, irrelevant, scale)
     if relevant <= near:
-        return Grade("weak", scale, f"a near miss ranked above the answer ({shown})")
+        return Grade("weak", scale, words.near_miss_above(shown))
     if gap < MARGINS[scale]:
-        return Grade("weak", scale, f"ranks right but by a thin margin ({shown})")
-    return Grade("pass", scale, f"ranks correctly ({shown})")
+        return Grade("weak", scale, words.thin_margin(shown))
+    return Grade("pass", scale, words.ranks_correctly(shown))
 
 
 @dataclass

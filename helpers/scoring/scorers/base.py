@@ -6,7 +6,7 @@ verdict with a scale (scoring/verdicts.py). Everything around a call is the call
 
     api            the rerank_api value that names it; None: a reranker server, named by
                    any other value (auto, rerank, qwen3_score) and an endpoint
-    mode           what the views call the plugin's mode with it (vocabulary.py)
+    mode           what the views call the plugin's mode with it (helpers/vocabulary/)
     sends_text     memory text leaves the process: the endpoint guard and redaction apply,
                    to the endpoint ``guarded_endpoint`` names
     may_go_down    calls can fail for a while: the circuit breaker applies, under

@@ -14,6 +14,7 @@ import asyncio
 from typing import Sequence
 
 from ... import vocabulary
+from ...vocabulary import scorer_words
 from ...deadline import Deadline
 from ...settings import Settings
 from .. import bm25
@@ -34,7 +35,7 @@ class LexicalScorer(InProcess):
     async def probe(self, settings: Settings, deadline: Deadline, report: ProbeReport, *, fresh: bool = False) -> None:
         rel, near, irr = bm25.bm25_scores(PROBE_QUERY, PROBE_DOCS)
         report.ok, report.verdict, report.detected_api = True, "ok", self.api
-        report.reason = "built-in BM25 (lexical, no server): ranks by shared words, not meaning"
+        report.reason = scorer_words.LEXICAL_PROBE
         report.result = Verdict(None, "bm25", rel, irr)
 
     async def score(

@@ -23,13 +23,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ... import lifecycle, vocabulary
+from ...vocabulary import scorer_words as words
 from ...deadline import Deadline
 from ...errors import DeadlineExceeded, NotConfigured
 from ...settings import Settings
 from ..verdicts import PROBE_DOCS, PROBE_QUERY, ProbeReport, Verdict, grade_probe
 from .base import InProcess
 
-INSTALL_HINT = "install it with: pip install sentence-transformers (Agent Zero already ships it)"
+INSTALL_HINT = words.INSTALL_HINT
 RETRY_FAILED_LOAD_S = 60.0
 MAX_MODELS = 2  # models kept loaded at once (per-project settings may name different ones)
 
@@ -91,18 +92,13 @@ def _load(settings: Settings) -> Loaded:
     try:
         from sentence_transformers import CrossEncoder
     except ImportError:
-        raise NotConfigured(
-            f"the local reranker needs the sentence-transformers package, which is not installed; {INSTALL_HINT}"
-        ) from None
+        raise NotConfigured(words.LOCAL_NOT_INSTALLED) from None
     except Exception as exc:  # installed but broken (a torch mismatch, typically)
-        raise NotConfigured(
-            f"sentence-transformers is installed but does not import ({type(exc).__name__}: {str(exc)[:200]}); "
-            f"{INSTALL_HINT}"
-        ) from None
+        raise NotConfigured(words.local_broken_install(type(exc).__name__, str(exc)[:200])) from None
     name = settings.local_model
     path = _model_path(name)
     if path is not None and not path.is_dir():
-        raise NotConfigured(f"the local model folder {name} does not exist (setting 'rerank_local_model')")
+        raise NotConfigured(words.local_no_folder(name))
     try:
         model = CrossEncoder(
             str(path) if path is not None else name,
@@ -110,18 +106,8 @@ def _load(settings: Settings) -> Loaded:
             max_length=settings.local_max_length,
         )
     except Exception as exc:
-        where = (
-            ""
-            if path is not None
-            else (
-                "; a Hugging Face model id is downloaded on first use, so that needs network access once"
-                " (or the model already in the Hugging Face cache)"
-            )
-        )
-        raise NotConfigured(
-            f"cannot load the local model {name!r} (setting 'rerank_local_model'): {type(exc).__name__}: "
-            f"{str(exc)[:200]}{where}"
-        ) from None
+        where = "" if path is not None else words.LOCAL_DOWNLOAD_NOTE
+        raise NotConfigured(words.local_cannot_load(name, type(exc).__name__, str(exc)[:200], where)) from None
     return Loaded(model, _scale(model))
 
 
@@ -177,7 +163,7 @@ def load_model(settings: Settings, timeout: float | None = None) -> Loaded:
     """The loaded model (blocking: never from a thread that runs an event loop).
     Raises ``NotConfigured`` when it cannot be loaded, ``DeadlineExceeded`` after ``timeout``."""
     if _on_event_loop():
-        raise RuntimeError("local.load_model blocks: await local.model() on an event loop")
+        raise RuntimeError(words.LOCAL_BLOCKS)
     try:
         return loading(settings).result(timeout=timeout)
     except concurrent.futures.TimeoutError:
@@ -206,8 +192,8 @@ def _consume(future: asyncio.Future) -> None:
 def _still_loading(settings: Settings) -> str:
     with _lock:
         entry = _loads.get(_key(settings))
-    since = f" for {time.monotonic() - entry.started:.0f} s" if entry else ""
-    return f"the local model {settings.local_model} is still loading{since}; it will be used once it is ready"
+    since = words.loading_for(time.monotonic() - entry.started) if entry else ""
+    return words.local_loading(settings.local_model, since)
 
 
 def forget(settings: Settings | None = None) -> None:
@@ -245,7 +231,7 @@ async def score(settings: Settings, query: str, documents: Sequence[str], timeou
             asyncio.wrap_future(loaded.worker.submit(_predict, loaded, settings, query, list(documents))), remaining
         )
     except TimeoutError:
-        raise DeadlineExceeded(f"the local model did not score {len(documents)} documents within the timeout") from None
+        raise DeadlineExceeded(words.local_too_slow(len(documents))) from None
 
 
 async def probe_into(settings: Settings, report: ProbeReport) -> None:
@@ -259,16 +245,16 @@ async def probe_into(settings: Settings, report: ProbeReport) -> None:
         report.verdict, report.reason = "not_configured", str(exc)
         return
     except DeadlineExceeded as exc:
-        report.verdict, report.reason = "error", f"{exc}; try again in a moment"
+        report.verdict, report.reason = "error", f"{exc}{words.TRY_AGAIN_SOON}"
         return
     except Exception as exc:
-        report.verdict, report.reason = "error", f"the local model failed: {type(exc).__name__}: {str(exc)[:200]}"
+        report.verdict, report.reason = "error", words.local_failed(type(exc).__name__, str(exc)[:200])
         return
     grade = grade_probe(rel, near, irr)
     report.ok = grade.mark != "fail"
     report.verdict = {"pass": "ok", "weak": "weak", "fail": "misranks"}[grade.mark]
-    report.reason = f"local cross-encoder {settings.local_model} on {settings.local_device}: {grade.reason}"
-    report.notes.append(f"ready and scored the probe in {(time.monotonic() - started) * 1000:.0f} ms")
+    report.reason = words.local_probed(settings.local_model, settings.local_device, grade.reason)
+    report.notes.append(words.local_ready_in((time.monotonic() - started) * 1000))
     if report.ok:
         report.result = Verdict(None, loaded.scale, rel, irr, quality=grade.mark)
 

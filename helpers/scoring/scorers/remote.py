@@ -103,17 +103,17 @@ async def _try_route(settings: Settings, route: Route, deadline: Deadline) -> At
             # Swapped order: the same text must keep its score, or results are mapped by position.
             swapped = await client.score(settings, route, PROBE_QUERY, PROBE_DOCS[::-1], deadline)
             if any(abs(a - b) > SWAP_TOLERANCE * max(1.0, abs(a)) for a, b in zip((rel, near, irr), swapped[::-1])):
-                attempt.verdict, attempt.reason = "fail", "scores follow the position, not the document"
+                attempt.verdict, attempt.reason = "fail", vocabulary.FOLLOWS_POSITION
     except ServerError as exc:
         attempt.status, attempt.reason, attempt.models = exc.status, str(exc), exc.models
     except TransportError as exc:
-        attempt.reason = f"cannot connect: {exc}"
+        attempt.reason = vocabulary.probe_cannot_connect(str(exc))
     except DeadlineExceeded as exc:
         attempt.reason, attempt.timed_out = str(exc), True
     except NotConfigured as exc:
         attempt.reason, attempt.bad_setting = str(exc), True
     except MalformedResponse as exc:
-        attempt.reason, attempt.malformed = f"malformed answer: {exc}", True
+        attempt.reason, attempt.malformed = vocabulary.probe_malformed(str(exc)), True
     except RerankError as exc:  # a redirect loop, say: this route failed, another may not
         attempt.reason = str(exc)
     attempt.latency_ms = (time.monotonic() - started) * 1000
@@ -134,7 +134,7 @@ async def _accept(settings: Settings, report: ProbeReport, attempt: Attempt, gra
     report.reason = f"{how}: {attempt.reason}"
     earlier = [a for a in report.attempts if a is not attempt and a.verdict == "fail"]
     if route.templated and earlier:
-        report.reason += "; raw text ranked wrongly, so the Qwen3 judge prompt is rendered here"
+        report.reason += vocabulary.TEMPLATED_AFTER_RAW
 
 
 async def _batch_limit(settings: Settings, route: Route, deadline: Deadline) -> int | None:
@@ -150,36 +150,24 @@ def _explain_failure(report: ProbeReport) -> None:
     attempts = report.attempts
     statuses = {a.status for a in attempts}
     if not attempts:
-        report.verdict, report.reason = "error", "no route to try for this endpoint and API setting"
+        report.verdict, report.reason = "error", vocabulary.PROBE_NO_ROUTE
     elif attempts[-1].bad_setting:
         report.verdict, report.reason = "bad_setting", attempts[-1].reason
     elif all(a.status is None and "connect" in a.reason.lower() for a in attempts):
-        report.verdict, report.reason = "unreachable", f"cannot reach {report.endpoint}: {attempts[0].reason}"
+        report.verdict, report.reason = "unreachable", vocabulary.probe_unreachable(report.endpoint, attempts[0].reason)
     elif attempts[-1].timed_out:
-        report.verdict, report.reason = "timeout", f"{report.endpoint} did not answer in time: {attempts[-1].reason}"
+        report.verdict, report.reason = "timeout", vocabulary.probe_timeout(report.endpoint, attempts[-1].reason)
     elif statuses & {401, 403}:
-        report.verdict = "auth"
-        report.reason = "the server refused the API key (HTTP 401/403): check 'rerank_api_key'"
+        report.verdict, report.reason = "auth", vocabulary.probe_auth()
     elif any(a.models for a in attempts):
         named = next(a for a in attempts if a.models)
         report.verdict, report.served_models = "model", named.models
-        wanted = f"has no model '{report.model}'" if report.model else "serves several models and needs one named"
-        report.reason = (
-            f"the server {wanted}: set 'rerank_model' to one of {', '.join(named.models)} "
-            f"(HTTP {named.status} from {named.route.describe()})"
-        )
+        report.reason = vocabulary.probe_model(report.model, named.models, named.status, named.route.describe())
     elif any(a.verdict in ("fail",) for a in attempts):
         bad = next(a for a in attempts if a.verdict == "fail")
-        report.verdict, report.reason = (
-            "misranks",
-            f"the endpoint answers but does not rank correctly: {bad.route.describe()}: {bad.reason}",
-        )
+        report.verdict, report.reason = "misranks", vocabulary.probe_misranks(bad.route.describe(), bad.reason)
     elif 501 in statuses:
-        report.verdict = "unsupported"
-        report.reason = "the server does not support reranking (llama.cpp: start it with --reranking)"
+        report.verdict, report.reason = "unsupported", vocabulary.probe_unsupported()
     else:
         last = next((a for a in reversed(attempts) if a.status not in (None, 404, 405)), attempts[-1])
-        report.verdict, report.reason = (
-            "error",
-            f"no route answered correctly; last: {last.route.describe()}: {last.reason}",
-        )
+        report.verdict, report.reason = "error", vocabulary.probe_error(last.route.describe(), last.reason)

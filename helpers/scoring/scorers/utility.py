@@ -23,13 +23,14 @@ import time
 from typing import Any, Sequence
 
 from ... import vocabulary
+from ...vocabulary import scorer_words as words
 from ...deadline import Deadline
 from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, TooSlow, TransportError
 from ...settings import Settings
 from .. import calling_agent, endpoint_guard, judge
 from ..verdicts import IRRELEVANT, NEAR_MISS, PROBE_QUERY, ProbeReport, RELEVANT, Verdict
 
-NAME = "Agent Zero's utility model"
+NAME = words.UTILITY_MODEL
 # The probe: three trials, each the three probe memories in another order, asked at once
 # (a hosted model answers them side by side, a local server one after the other) at the
 # temperature the host calls its utility model with. Every trial must put the relevant
@@ -129,19 +130,12 @@ class UtilityScorer:
         wrong = next((answered for placed_first, answered, _ in trials if not placed_first), None)
         if wrong is not None:
             report.verdict = "misranks"
-            report.reason = (
-                f"{NAME} ({report.model}) did not put the relevant probe memory first in each of "
-                f"{len(PROBE_ORDERS)} trials: {wrong}"
-            )
+            report.reason = words.judge_misranks(report.model, len(PROBE_ORDERS), wrong)
             return
         weak = any(off_topic for _, _, off_topic in trials)
         report.ok, report.detected_api = True, self.api
         report.verdict = "weak" if weak else "ok"
-        what = "ranks the probe correctly" if not weak else "puts the answer first but also lists the off-topic memory"
-        report.reason = (
-            f"{NAME} ({report.model}) {what} in {len(PROBE_ORDERS)} trials, answering within {seconds:.1f} s "
-            f"(rerank_timeout {settings.timeout:g} s)"
-        )
+        report.reason = words.judge_probed(report.model, weak, len(PROBE_ORDERS), seconds, settings.timeout)
         report.result = Verdict(
             None,
             "probability",
@@ -160,7 +154,7 @@ class UtilityScorer:
         listed = await self._judge(settings, agent, PROBE_QUERY, order, deadline)
         relevant, near, irrelevant = (order.index(d) for d in (RELEVANT, NEAR_MISS, IRRELEVANT))
         named = {relevant: "relevant", near: "near miss", irrelevant: "irrelevant"}
-        answered = f"it listed {[named[n] for n in listed] or 'nothing'}"
+        answered = words.judge_listed([named[n] for n in listed])
         return bool(listed) and listed[0] == relevant, answered, irrelevant in listed
 
     async def score(
@@ -172,9 +166,7 @@ class UtilityScorer:
         typical = self.typical_seconds(calling_agent.model_name(agent))
         if typical is not None and typical > deadline.remaining():
             # Never wait for nothing: it answers in about `typical`, and there is less left.
-            raise DeadlineExceeded(
-                f"{NAME} usually answers in {typical:.1f} s; {max(0.0, deadline.remaining()):.1f} s were left"
-            )
+            raise DeadlineExceeded(words.judge_usually(typical, max(0.0, deadline.remaining())))
         listed = await self._judge(settings, agent, query, documents, deadline)
         return judge.scores(listed, len(documents))
 
@@ -187,15 +179,13 @@ class UtilityScorer:
         """One utility-model call within ``deadline``: the listed numbers, best first.
         Raises ``TooSlow`` when it had the whole rerank_timeout and gave no answer."""
         if agent is None or not callable(getattr(agent, "call_utility_model", None)):
-            raise NotConfigured(
-                f"no agent to ask: {NAME} is asked for an Agent Zero chat (recall, the status tool, Test connection)"
-            )
+            raise NotConfigured(words.NO_AGENT)
         prompt = judge.build(
             query, documents, settings.judge_max_chars, settings.judge_doc_chars, settings.max_query_chars
         )
         allowed = min(settings.timeout, deadline.remaining())
         if allowed <= 0:
-            raise DeadlineExceeded(f"no time left to ask {NAME} (rerank_timeout {settings.timeout:g} s)")
+            raise DeadlineExceeded(words.judge_no_time(settings.timeout))
         started = time.monotonic()
         model = calling_agent.model_name(agent)
         try:
@@ -207,11 +197,11 @@ class UtilityScorer:
             waited = time.monotonic() - started
             if had_its_time(allowed, settings):
                 raise TooSlow(too_slow_words(model, allowed, settings), waited) from None
-            raise DeadlineExceeded(f"{NAME} did not answer in the {allowed:.1f} s the recall had left") from None
+            raise DeadlineExceeded(words.judge_not_in_time(allowed)) from None
         except Exception as exc:
             # A provider error, a rate limit, a missing key: the type only, never its text
             # (it may name a URL or key).
-            raise TransportError(f"{NAME} call failed ({type(exc).__name__})") from None
+            raise TransportError(words.judge_call_failed(type(exc).__name__)) from None
         self._remember(model, (time.monotonic() - started) * 1000)
         return judge.read_answer(answer, prompt.shown)
 
@@ -249,7 +239,7 @@ class UtilityScorer:
 _PROBE_FAILURES = (
     (DeadlineExceeded, "timeout", lambda exc, model: str(exc)),
     (NotConfigured, "not_configured", lambda exc, model: str(exc)),
-    (MalformedResponse, "misranks", lambda exc, model: f"{NAME} ({model}) did not answer with memory numbers: {exc}"),
+    (MalformedResponse, "misranks", lambda exc, model: words.judge_no_numbers(model, str(exc))),
     (RerankError, "error", lambda exc, model: str(exc)),
 )
 
@@ -257,12 +247,7 @@ _PROBE_FAILURES = (
 def too_slow_words(model: str, waited: float, settings: Settings) -> str:
     """Why the judge is not used, in plain words with the measured seconds and what to
     change: the chat line, the status tool and Test connection all say this."""
-    return (
-        f"{NAME} ({model}) is too slow for recall: no answer within {waited:.1f} s (rerank_timeout "
-        f"{settings.timeout:g} s); "
-        "recall uses the fused order and tries it again now and then in the background. "
-        "Choose a faster utility model, raise rerank_timeout, or lower rerank_judge_max_chars (fewer candidates)"
-    )
+    return words.judge_too_slow(model, waited, settings.timeout)
 
 
 def _probe_failure(exc: RerankError, model: str) -> tuple[str, str]:

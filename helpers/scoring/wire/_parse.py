@@ -8,26 +8,27 @@ import math
 from typing import Any, Iterable
 
 from ...errors import MalformedResponse, ServerError
+from ...vocabulary import transport as words
 
 
 def decode_json(content: bytes, content_type: str = "") -> Any:
     """Parse a response body; HTML pages, empty and non-JSON bodies are malformed answers."""
     text = content.decode("utf-8", errors="replace").strip()
     if not text:
-        raise MalformedResponse("empty response body")
+        raise MalformedResponse(words.EMPTY_BODY)
     if "html" in content_type.lower() or text[:1] == "<":
-        raise MalformedResponse("an HTML page instead of JSON (a proxy or login page?)")
+        raise MalformedResponse(words.HTML_NOT_JSON)
     try:
         # NaN/Infinity are not JSON; Python would accept them, so refuse them here.
         return json.loads(text, parse_constant=_refuse_constant)
     except ValueError as exc:
-        raise MalformedResponse(f"response is not valid JSON ({exc})") from None
+        raise MalformedResponse(words.invalid_json(str(exc))) from None
     except RecursionError:  # nested deeper than the interpreter's stack allows
-        raise MalformedResponse("response is not valid JSON (nested too deeply)") from None
+        raise MalformedResponse(words.JSON_NESTED_TOO_DEEP) from None
 
 
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"non-finite number {name}")
+    raise ValueError(words.non_finite_constant(name))
 
 
 def raise_for_error_body(payload: Any, status: int) -> None:
@@ -52,29 +53,29 @@ def result_list(payload: Any, containers: Iterable[str]) -> list:
         for name in containers:
             if isinstance(payload.get(name), list):
                 return payload[name]
-    raise MalformedResponse(f"expected a list of results under {'/'.join(containers)}")
+    raise MalformedResponse(words.expected_results_under("/".join(containers)))
 
 
 def scores_by_index(items: list, n: int, score_keys: tuple[str, ...]) -> list[float]:
     """One finite score per input document, placed by each result's ``index``."""
     if len(items) != n:
-        raise MalformedResponse(f"{len(items)} results for {n} documents")
+        raise MalformedResponse(words.results_for_documents(len(items), n))
     scores: list[float | None] = [None] * n
     for item in items:
         if not isinstance(item, dict):
-            raise MalformedResponse("a result is not an object")
+            raise MalformedResponse(words.RESULT_NOT_OBJECT)
         index = item.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
-            raise MalformedResponse(f"result index ({_shape(index)}, not a whole number) is not in 0..{n - 1}")
+            raise MalformedResponse(words.index_not_whole(_shape(index), n - 1))
         if not 0 <= index < n:
-            raise MalformedResponse(f"result index {index} is not in 0..{n - 1}")
+            raise MalformedResponse(words.index_out_of_range(index, n - 1))
         if scores[index] is not None:
-            raise MalformedResponse(f"result index {index} appears twice")
+            raise MalformedResponse(words.index_twice(index))
         score = next((item[k] for k in score_keys if k in item), None)
         if not isinstance(score, (int, float)) or isinstance(score, bool):
-            raise MalformedResponse(f"the score for index {index} is {_shape(score)}, not a finite number")
+            raise MalformedResponse(words.score_not_number(index, _shape(score)))
         if not _finite(score):
-            raise MalformedResponse(f"the score for index {index} is not a finite number")
+            raise MalformedResponse(words.score_not_finite(index))
         scores[index] = float(score)
     return scores  # type: ignore[return-value]
 
@@ -99,4 +100,4 @@ _SHAPES = {
 
 
 def _shape(value: Any) -> str:
-    return _SHAPES.get(type(value), "a value of another kind")
+    return _SHAPES.get(type(value), words.OTHER_KIND)

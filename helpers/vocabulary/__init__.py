@@ -19,9 +19,9 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, Sequence
 
-from .errors import (
+from ..errors import (
     BreakerOpen,
     DeadlineExceeded,
     MalformedResponse,
@@ -29,10 +29,30 @@ from .errors import (
     ProbeFailed,
     Refused,
     ServerError,
+    SettingsError,
     TooSlow,
     TransportError,
 )
-from .settings import Settings, SettingsError, shown_endpoint
+from .scorer_words import UTILITY_MODEL
+from .transport import no_answer_within
+
+
+class Settings(Protocol):
+    """What the vocabulary reads of the settings (settings.Settings): a protocol, not an
+    import, since settings.py reads its own words from this package."""
+
+    api: str
+    apply: bool
+    breaker_cooldown: float
+    enabled: bool
+    local_model: str
+    private_only: bool
+    redact: bool
+    timeout: float
+
+    @property
+    def shown_endpoint(self) -> str: ...
+
 
 OFF = "off"
 FUSION = "fusion"
@@ -133,10 +153,7 @@ def describe(settings: Settings, scorer: Any, route: str | None = None) -> str:
     elif current == LOCAL:
         text = f"built-in fusion + the in-process cross-encoder {settings.local_model}"
     else:
-        text = (
-            f"built-in fusion + the reranker at {shown_endpoint(settings.endpoint)} "
-            f"({route or 'API detected on first use'})"
-        )
+        text = f"built-in fusion + the reranker at {settings.shown_endpoint} ({route or 'API detected on first use'})"
     if not settings.apply:
         text += "; shadow mode: measured only, the agent gets Agent Zero's own order"
     return text
@@ -174,7 +191,6 @@ def say_words(result: Any, name: str) -> str:
 
 
 # --- around a call: the breaker and the endpoint guard -------------------------------------
-UTILITY_MODEL = "Agent Zero's utility model"  # for the utility model there is no server to name
 
 
 def skipped(settings: Settings, scorer: Any) -> str:
@@ -409,19 +425,72 @@ def reranker_unavailable(exc: BaseException, settings: Settings, scorer: Any) ->
     return next(say(exc, settings) for kind, say in words if isinstance(exc, kind))
 
 
+def failure_words(verdict: str) -> str:
+    """A kind of server failure (a probe verdict of vocabulary.json) as the chat line says it:
+    its one wording, which Test connection's reasons start from too; "" for a verdict that
+    has none."""
+    return verdict_words().get(verdict, {}).get("chat", "")
+
+
 def _probe_failed(exc: ProbeFailed, settings: Settings) -> str:
     if exc.verdict == "timeout":
-        return f"no answer within {settings.timeout:g} s"
-    chat = verdict_words().get(exc.verdict, {}).get("chat")
+        return no_answer_within(settings.timeout)
+    chat = failure_words(exc.verdict)
     if chat:
         return chat
     if exc.status is not None:
-        return f"the server answered HTTP {exc.status}"
-    return (
-        "its answer could not be read"
-        if exc.malformed
-        else "no route answered the probe correctly (see Test connection)"
-    )
+        return answered_http(exc.status)
+    return UNREADABLE if exc.malformed else "no route answered the probe correctly (see Test connection)"
+
+
+def answered_http(status: int) -> str:
+    return f"the server answered HTTP {status}"
+
+
+UNREADABLE = "its answer could not be read"
+
+
+# --- a server's probe, in Test connection's words (scorers/remote.py) ------------------------
+PROBE_NO_ROUTE = "no route to try for this endpoint and API setting"
+FOLLOWS_POSITION = "scores follow the position, not the document"
+TEMPLATED_AFTER_RAW = "; raw text ranked wrongly, so the Qwen3 judge prompt is rendered here"
+
+
+def probe_cannot_connect(reason: str) -> str:
+    return f"cannot connect: {reason}"
+
+
+def probe_malformed(reason: str) -> str:
+    return f"malformed answer: {reason}"
+
+
+def probe_unreachable(endpoint: str, reason: str) -> str:
+    return f"cannot reach {endpoint}: {reason}"
+
+
+def probe_timeout(endpoint: str, reason: str) -> str:
+    return f"{endpoint} did not answer in time: {reason}"
+
+
+def probe_auth() -> str:
+    return f"{failure_words('auth')} (HTTP 401/403): check 'rerank_api_key'"
+
+
+def probe_model(model: str, served: Sequence[str], status: int | None, route: str) -> str:
+    wanted = f"has no model '{model}'" if model else "serves several models and needs one named"
+    return f"the server {wanted}: set 'rerank_model' to one of {', '.join(served)} (HTTP {status} from {route})"
+
+
+def probe_misranks(route: str, reason: str) -> str:
+    return f"the endpoint answers but does not rank correctly: {route}: {reason}"
+
+
+def probe_unsupported() -> str:
+    return f"{failure_words('unsupported')} (llama.cpp: start it with --reranking)"
+
+
+def probe_error(route: str, reason: str) -> str:
+    return f"no route answered correctly; last: {route}: {reason}"
 
 
 def _judge_probe_failed(exc: ProbeFailed, settings: Settings) -> str:
@@ -438,17 +507,12 @@ def _judge_probe_failed(exc: ProbeFailed, settings: Settings) -> str:
 
 # Any other failure, by the first kind that matches: (kind, words for (exc, settings)).
 _SERVER_UNAVAILABLE = (
-    ((TimeoutError, DeadlineExceeded), lambda exc, s: f"no answer within {s.timeout:g} s"),
+    ((TimeoutError, DeadlineExceeded), lambda exc, s: no_answer_within(s.timeout)),
     (BreakerOpen, lambda exc, s: f"the server kept failing, skipped for up to {s.breaker_cooldown:g} s"),
-    (TransportError, lambda exc, s: "the server could not be reached"),
-    (
-        ServerError,
-        lambda exc, s: (
-            "the server refused the API key" if exc.status in (401, 403) else f"the server answered HTTP {exc.status}"
-        ),
-    ),
-    (MalformedResponse, lambda exc, s: "its answer could not be read"),
-    (Refused, lambda exc, s: "the privacy guard refused the endpoint"),
+    (TransportError, lambda exc, s: failure_words("unreachable")),
+    (ServerError, lambda exc, s: failure_words("auth") if exc.status in (401, 403) else answered_http(exc.status)),
+    (MalformedResponse, lambda exc, s: UNREADABLE),
+    (Refused, lambda exc, s: failure_words("refused")),
     (NotConfigured, lambda exc, s: "it is not set up (see Test connection)"),
     (BaseException, lambda exc, s: "it failed (see Test connection)"),
 )
@@ -556,3 +620,53 @@ def decision_log_text(summary: dict[str, Any]) -> str:
         + ([f"skipped {summary['unreadable_lines']} unreadable lines"] if summary.get("unreadable_lines") else [])
         + ([log_cut(summary["read_bytes"])] if summary.get("read_bytes") else [])
     )
+
+
+def log_unreadable_lines(lines: int) -> str:
+    return f"{lines} unreadable lines"
+
+
+def log_holds_nothing(notes: Sequence[str]) -> str:
+    return "the log holds no searches" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+# --- the relevance floor (recall/policies.py) -----------------------------------------------
+ALL_DROPPED = "every candidate scored below the relevance floor"
+
+
+def min_score_floor(min_score: float, scale: str) -> str:
+    return f"rerank_min_score {min_score:g} on the server's {scale} scale"
+
+
+def relative_floor(setting: float, cut: float) -> str:
+    return f"rerank_relative_floor {setting:g} = {cut:.3g} of 0..1 relevance"
+
+
+def all_dropped(floor: str) -> str:
+    return f"{ALL_DROPPED} ({floor}), so this search returned nothing"
+
+
+# --- what the counters, the decision log and the callers are told --------------------------
+SHADOW_BUSY = "shadow measurements already running"
+RAN_OUT_BEFORE_ASKED = "the recall's time ran out before the reranker was asked"
+TIMEOUT_REASON = "timeout: no answer within rerank_timeout or the recall's deadline"
+NOT_STRINGS = "query and documents must be strings"
+PROBE_NOT_IN_TIME = "the probe did not finish in time"
+
+
+def bad_setting_reason(exc: BaseException) -> str:
+    return f"bad setting: {exc}"
+
+
+def failed_reason(kind: str, detail: str, expected: bool) -> str:
+    """A failure for the counters and the decision log: a reranker's (``expected``) as it
+    said it, any other as unexpected, cut short."""
+    return f"{kind}: {detail}" if expected else f"unexpected {kind}: {detail[:200]}"
+
+
+def missing_document(doc_id: object) -> str:
+    return f"could not find document for id {doc_id}"
+
+
+def setting_invalid_text(exc: BaseException) -> str:
+    return f"a setting is invalid: {exc}"
