@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
 from ..errors import (
     BreakerOpen,
@@ -34,24 +34,8 @@ from ..errors import (
     TransportError,
 )
 from .scorer_words import UTILITY_MODEL
+from .shown import Outcome, Route, Scorer, Settings, Trust
 from .transport import no_answer_within
-
-
-class Settings(Protocol):
-    """What the vocabulary reads of the settings (settings.Settings): a protocol, not an
-    import, since settings.py reads its own words from this package."""
-
-    api: str
-    apply: bool
-    breaker_cooldown: float
-    enabled: bool
-    local_model: str
-    private_only: bool
-    redact: bool
-    timeout: float
-
-    @property
-    def shown_endpoint(self) -> str: ...
 
 
 OFF = "off"
@@ -62,7 +46,7 @@ REMOTE = "fusion+reranker"
 UTILITY = "fusion+utility"
 
 
-def mode(settings: Settings, scorer: Any) -> str:
+def mode(settings: Settings, scorer: Scorer | None) -> str:
     """The mode's name; ``scorer``: the settings' scorer (scorers.for_settings), or None."""
     if not settings.enabled:
         return OFF
@@ -97,7 +81,7 @@ def verdict_words() -> dict[str, dict[str, str]]:
     return json.loads(DATA.read_text(encoding="utf-8"))["verdicts"]
 
 
-def chat_words(scorer: Any, route: Any = None) -> str:
+def chat_words(scorer: Scorer | None, route: Route | None = None) -> str:
     """What ordered a recall's memories, for the chat's line (``scorer`` None: fusion alone).
     ``route``: the detected route of a server (helpers/wire), when one answered."""
     current = FUSION if scorer is None else scorer.mode
@@ -110,13 +94,13 @@ def chat_words(scorer: Any, route: Any = None) -> str:
     return f"reranked by {SERVERS.get(route.dialect.name, SERVER)}"
 
 
-def judge_name(scorer: Any, route: Any = None) -> str:
+def judge_name(scorer: Scorer | None, route: Route | None = None) -> str:
     """What judged, as a noun: "your TEI server", "the built-in word matcher (BM25)"."""
     words = chat_words(scorer, route)
     return words.split(" by ", 1)[1] if " by " in words else words
 
 
-def no_say_words(scorer: Any, route: Any, trust: Any) -> str:
+def no_say_words(scorer: Scorer | None, route: Route | None, trust: Trust | None) -> str:
     """The chat line's words for a reranker that answered but earned no say on the
     calibration set (scoring/calibration.py), or whose say is not measured yet."""
     name = judge_name(scorer, route)
@@ -136,7 +120,7 @@ def panel_words() -> dict[str, Any]:
     }
 
 
-def describe(settings: Settings, scorer: Any, route: str | None = None) -> str:
+def describe(settings: Settings, scorer: Scorer | None, route: str | None = None) -> str:
     """One line: which mode, and whether its order is applied. ``route`` is the detected
     route of a server (e.g. "TEI /rerank"), when known."""
     current = mode(settings, scorer)
@@ -159,12 +143,12 @@ def describe(settings: Settings, scorer: Any, route: str | None = None) -> str:
     return text
 
 
-def as_dict(settings: Settings, scorer: Any, route: str | None = None) -> dict[str, Any]:
+def as_dict(settings: Settings, scorer: Scorer | None, route: str | None = None) -> dict[str, Any]:
     return {"mode": mode(settings, scorer), "mode_text": describe(settings, scorer, route), "applied": settings.apply}
 
 
 # --- a scorer's say, earned on the calibration set -----------------------------------------
-def say_words(result: Any, name: str) -> str:
+def say_words(result: Trust, name: str) -> str:
     """One sentence for Test connection and the status tool: how the scorer ``name`` did
     against Agent Zero's own search on the calibration set (``result``: scoring/calibration.Trust),
     and what that means for recall."""
@@ -193,7 +177,7 @@ def say_words(result: Any, name: str) -> str:
 # --- around a call: the breaker and the endpoint guard -------------------------------------
 
 
-def skipped(settings: Settings, scorer: Any) -> str:
+def skipped(settings: Settings, scorer: Scorer) -> str:
     """Why a call was not made: its breaker is open (BreakerOpen's reason)."""
     what = UTILITY_MODEL if scorer.asks_utility_model else "endpoint"
     return f"{what} failing; skipped for up to {settings.breaker_cooldown:g} s"
@@ -217,7 +201,7 @@ def utility_endpoint_named(model: str, endpoint: str | None, host: str) -> str:
     return f"{what} at {host or 'its api_base'}"
 
 
-def privacy_notes(settings: Settings, scorer: Any) -> list[str]:
+def privacy_notes(settings: Settings, scorer: Scorer | None) -> list[str]:
     """What Test connection says about the privacy guard for the settings' scorer (None:
     fusion alone, which sends nothing)."""
     out = []
@@ -343,7 +327,7 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
 # --- the chat's recall line ---------------------------------------------------------------
 # The words come from the kind of failure alone, so no key and no memory text can reach the
 # chat. recall/recall_line.py puts a recall's two searches on one line.
-def chat_head(done: Any) -> str:
+def chat_head(done: Outcome) -> str:
     """What ordered one search's memories (recall/outcome.Outcome ``done``), and why not the
     reranker when one was configured."""
     if done.reranked:
@@ -366,7 +350,7 @@ def chat_head(done: Any) -> str:
 WORDS_LED = "the message's words leading (in this store the embedder misses what they find)"
 
 
-def chat_part(done: Any) -> str:
+def chat_part(done: Outcome) -> str:
     """One search's part of the line: of what reached (or would reach) the prompt, how many
     Agent Zero alone would not have shown there (not in its own first slots), whether the
     first one differs, whether the message's words led, and for the utility model how long
@@ -409,14 +393,14 @@ def host_order_kept(exc: BaseException) -> str:
     return f"the plugin's search failed ({type(exc).__name__})"
 
 
-def no_opinion(scorer: Any) -> str:
+def no_opinion(scorer: Scorer | None) -> str:
     """A reranker that answered but scored every memory alike: the utility judge's "[]"."""
     if scorer is not None and scorer.asks_utility_model:
         return f"{UTILITY_MODEL} found none of the memories useful, so the fused order stands"
     return "it scored every memory alike, so the fused order stands"
 
 
-def reranker_unavailable(exc: BaseException, settings: Settings, scorer: Any) -> str:
+def reranker_unavailable(exc: BaseException, settings: Settings, scorer: Scorer | None) -> str:
     """Why the reranker was not used, from the kind of failure alone."""
     judge = scorer is not None and scorer.asks_utility_model
     if isinstance(exc, ProbeFailed):

@@ -1,0 +1,92 @@
+"""What the vocabulary reads of the plugin's own values, as protocols: the fields its words
+are made from, typed, and no import of the modules that make them (they import the
+vocabulary). Each names the class that fills it."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Settings(Protocol):
+    """settings.Settings"""
+
+    api: str
+    apply: bool
+    breaker_cooldown: float
+    enabled: bool
+    local_model: str
+    private_only: bool
+    redact: bool
+    timeout: float
+
+    @property
+    def shown_endpoint(self) -> str: ...
+
+
+class Scorer(Protocol):
+    """scoring/scorers/base.Scorer: its mode and what it declares."""
+
+    mode: str
+    asks_utility_model: bool
+    sends_text: bool
+
+
+class Dialect(Protocol):
+    """scoring/wire/base.Dialect"""
+
+    name: str
+
+
+class Route(Protocol):
+    """scoring/wire/base.Route: the wire a server answered on."""
+
+    dialect: Dialect
+    templated: bool
+
+
+class Trust(Protocol):
+    """scoring/calibration.Trust: the say a reranker earned on the calibration set."""
+
+    say: str
+    reranker: float | None
+    embedder: float | None
+    embedder_name: str
+    calls: int
+    seconds: float
+    reason: str
+    questions: int
+
+
+class Failure(Protocol):
+    """recall/failures.Failure"""
+
+    words: str
+
+
+class Changes(Protocol):
+    """report/changes.Changes"""
+
+    top_changed: bool
+    entered_top_k: int
+
+
+class Outcome(Protocol):
+    """recall/outcome.Outcome: what one search did, as the chat line tells it."""
+
+    applied: bool
+    scored: bool
+    no_opinion: str
+    failure: Failure | None
+    scorer: Scorer | None
+    route: Route | None
+    trust: Trust | None
+    post_filter: bool
+    shown: int
+    dropped_by_floor: int
+    changes: Changes | None
+    words_led: bool
+    same_call: bool
+    scorer_ms: float | None
+
+    @property
+    def reranked(self) -> bool: ...
