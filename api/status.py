@@ -9,6 +9,6 @@ class Status(ApiHandler):
         try:
             from usr.plugins.a0_reranker.helpers import status_report
 
-            return {"ok": True, "status": status_report.collect(None)}
+            return {"ok": True, "status": status_report.collect(None).as_dict()}
         except Exception as exc:
             return {"ok": False, "error": f"status unavailable: {type(exc).__name__}"}

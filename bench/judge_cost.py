@@ -229,7 +229,7 @@ def _real_model_rows(host, agent, prompt, tmp: str, forget) -> list[Row]:
         first_ms = host.run(_recall_ms(host, agent))
         report_ = host.import_plugin("helpers.status_report")
         status = report_.collect(agent)
-        verdict = (status.get("judge") or {}).get("not_used") or "passed the probe"
+        verdict = (status.judge.not_used if status.judge is not None else None) or "passed the probe"
         rows.append(
             Row(
                 "judge",

@@ -6,6 +6,7 @@ import pytest
 from helpers import vocabulary
 from helpers.errors import ProbeFailed
 from helpers.scoring import scorers
+from helpers.status_report import JudgeSummary, StatusSummary
 from helpers.settings import Settings
 
 SERVER = Settings.from_mapping({"rerank_endpoint": "http://127.0.0.1:9"})
@@ -32,21 +33,18 @@ def test_the_host_post_filter_note_is_one_sentence_in_every_view():
         scorer, route, trust = scorers.UTILITY, None, None
 
     assert vocabulary.chat_head(Done()).endswith("; " + vocabulary.POST_FILTER)
-    status = {
-        "enabled_for_agent": True,
-        "setting_enabled": True,
-        "wrap_live": True,
-        "has_reranker": True,
-        "mode_text": "m",
-        "judge": {"utility_model": "small", "latency": None, "post_filter": True},
-        "stats": {
-            "totals": {},
-            "latency_ms": {"p50": 0, "p95": 0, "samples": 0},
-            "fallback_reasons": {},
-            "recent": [],
-            "breaker": {},
-        },
-    }
+    status = StatusSummary(
+        plugin="a0_reranker",
+        wrap_live=True,
+        enabled_for_agent=True,
+        loaded=True,
+        setting_enabled=True,
+        has_reranker=True,
+        mode_text="m",
+        judge=JudgeSummary("small", None, True),
+        stats={"totals": {}, "latency_ms": {"p50": 0, "p95": 0, "samples": 0}, "fallback_reasons": {}, "recent": []},
+        breaker={},
+    )
     assert f"note: {vocabulary.POST_FILTER}" in vocabulary.status_text(status).splitlines()
 
 

@@ -34,7 +34,7 @@ from ..errors import (
     TransportError,
 )
 from .scorer_words import UTILITY_MODEL
-from .shown import Outcome, Route, Scorer, Settings, Trust
+from .shown import Outcome, Route, Scorer, Settings, StatusSummary, Trust
 from .transport import no_answer_within
 
 
@@ -237,38 +237,38 @@ POST_FILTER_WHY = (
 
 
 # --- the status tool's text ---------------------------------------------------------------
-def _key_words(status: dict[str, Any]) -> str:
-    if status.get("api_key_set"):
+def _key_words(status: StatusSummary) -> str:
+    if status.api_key_set:
         return "set"
-    if status.get("api_key_saved_for"):
-        return f"none sent (the stored key was saved for {status['api_key_saved_for']}, not this endpoint)"
+    if status.api_key_saved_for:
+        return f"none sent (the stored key was saved for {status.api_key_saved_for}, not this endpoint)"
     return "none"
 
 
-def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> str:
+def status_text(status: StatusSummary, probe: dict[str, Any] | None = None) -> str:
     """The status summary (status_report.collect) in plain text for the agent: the headline
-    first, then the details."""
+    first, then the details. ``probe``: the report of a probe just made (aprobe's)."""
     lines = []
-    enabled = status.get("enabled_for_agent") and status.get("setting_enabled", False)
-    totals = status["stats"]["totals"]
-    if status.get("settings_error"):
-        headline = f"NOT WORKING: a setting is invalid: {status['settings_error']}"
+    enabled = status.enabled_for_agent and status.setting_enabled
+    totals = status.stats["totals"]
+    if status.settings_error:
+        headline = f"NOT WORKING: a setting is invalid: {status.settings_error}"
     elif not enabled:
         headline = "OFF: the plugin is disabled for this agent; recall is stock Agent Zero"
-    elif not status.get("wrap_live"):
+    elif not status.wrap_live:
         headline = "NOT WORKING: the memory search is not wrapped (restart Agent Zero)"
-    elif probe is not None and status.get("has_reranker"):
+    elif probe is not None and status.has_reranker:
         headline = (
             "WORKING: " if probe.get("ok") else "RERANKER NOT WORKING (recall uses built-in fusion meanwhile): "
         ) + str(probe.get("reason"))
-    elif not status.get("has_reranker"):
-        headline = f"WORKING: {status.get('mode_text')}; nothing to probe"
+    elif not status.has_reranker:
+        headline = f"WORKING: {status.mode_text}; nothing to probe"
     else:
-        headline = f"ON: {status.get('mode_text')}"
+        headline = f"ON: {status.mode_text}"
     lines.append(headline)
-    if enabled and not status.get("settings_error"):
-        if headline.startswith(("WORKING: ", "RERANKER NOT WORKING")) and status.get("has_reranker"):
-            lines.append(f"mode: {status.get('mode_text')}")
+    if enabled and not status.settings_error:
+        if headline.startswith(("WORKING: ", "RERANKER NOT WORKING")) and status.has_reranker:
+            lines.append(f"mode: {status.mode_text}")
         lines.append(
             f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, "
             f"{totals.get('shadow', 0)} shadow, "
@@ -276,28 +276,28 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
             f"{totals.get('fallback', 0)} fallbacks to Agent Zero's own order"
         )
     lines.append(
-        f"endpoint: {status.get('endpoint') or '-'}  model: {status.get('model') or '-'}  api setting: "
-        f"{status.get('api_setting', '-')}  api key: {_key_words(status)}"
+        f"endpoint: {status.endpoint or '-'}  model: {status.model or '-'}  api setting: "
+        f"{status.api_setting}  api key: {_key_words(status)}"
     )
-    judge = status.get("judge")
-    if judge:
-        lat = judge.get("latency")
+    judge = status.judge
+    if judge is not None:
+        lat = judge.latency
         timing = (
             f"last answer {lat['last_ms']} ms, median {lat['median_ms']} ms over {lat['calls']} calls"
             if lat
             else "not asked yet"
         )
-        lines.append(f"judge: Agent Zero's utility model {judge.get('utility_model') or '-'}; {timing}")
-        if judge.get("not_used"):
-            lines.append(f"judge not used: {judge['not_used']}")
-        if judge.get("post_filter"):
+        lines.append(f"judge: {UTILITY_MODEL} {judge.utility_model or '-'}; {timing}")
+        if judge.not_used:
+            lines.append(f"judge not used: {judge.not_used}")
+        if judge.post_filter:
             lines.append(f"note: {POST_FILTER}")
-    trust_text = (probe or {}).get("trust_text") or status.get("trust_text")
-    if trust_text and status.get("has_reranker"):
+    trust_text = (probe or {}).get("trust_text") or status.trust_text
+    if trust_text and status.has_reranker:
         lines.append(f"say in recall: {trust_text}")
-    detected = (probe or {}).get("route") or (status.get("detected") or {}).get("route")
-    lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.get('wrap_live')}")
-    stats = status["stats"]
+    detected = (probe or {}).get("route") or (status.detected.route if status.detected is not None else None)
+    lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.wrap_live}")
+    stats = status.stats
     lat = stats["latency_ms"]
     lines.append(
         f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; "
@@ -315,7 +315,7 @@ def status_text(status: dict[str, Any], probe: dict[str, Any] | None = None) -> 
             f"shadow: top result would change in {s['top_changed']}/{s['searches']} searches; mean overlap@k "
             f"{s['mean_overlap_at_k']}; {s['promoted_from_below_cut']} memories from below the host's cut"
         )
-    for name, state in status.get("breaker", {}).items():
+    for name, state in status.breaker.items():
         if state["open_for_s"]:
             lines.append(f"circuit breaker open for {state['open_for_s']} s more: {name.split('|')[0]}")
     if probe is not None:

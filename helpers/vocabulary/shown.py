@@ -90,3 +90,39 @@ class Outcome(Protocol):
 
     @property
     def reranked(self) -> bool: ...
+
+
+class JudgeSummary(Protocol):
+    """status_report.JudgeSummary"""
+
+    utility_model: str
+    latency: dict[str, float] | None
+    post_filter: bool
+    not_used: str | None
+
+
+class Detected(Protocol):
+    """status_report.Detected"""
+
+    route: str
+
+
+class StatusSummary(Protocol):
+    """status_report.StatusSummary: the status tool's and the CLI's summary."""
+
+    wrap_live: bool
+    enabled_for_agent: bool | None
+    settings_error: str | None
+    setting_enabled: bool
+    has_reranker: bool
+    mode_text: str
+    endpoint: str | None
+    model: str | None
+    api_setting: str
+    api_key_set: bool
+    api_key_saved_for: str | None
+    judge: JudgeSummary | None
+    trust_text: str | None
+    detected: Detected | None
+    stats: dict  # report/stats.Stats.snapshot: the counters' own JSON
+    breaker: dict  # scoring/breaker.Breaker.snapshot

@@ -7,6 +7,7 @@ same thing on both; where the two servers differ, the check does not.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
@@ -111,13 +112,9 @@ def names_the_served_models_when_none_is_set(t: Target, names: Sequence[str]) ->
     assert all(name in report["reason"] for name in names)
     tested = asyncio.run(connection_test.run(settings))
     assert tested["report"]["reason"] == report["reason"]
-    status = {
-        **status_report.collect(),
-        "enabled_for_agent": True,
-        "setting_enabled": True,
-        "has_reranker": True,
-        "wrap_live": True,
-    }
+    status = dataclasses.replace(
+        status_report.collect(), enabled_for_agent=True, setting_enabled=True, has_reranker=True, wrap_live=True
+    )
     first = vocabulary.status_text(status, probe=report).splitlines()[0]
     assert first == f"RERANKER NOT WORKING (recall uses built-in fusion meanwhile): {report['reason']}"
     env = {**os.environ, "A0RR_TEST_KEY": t.config.get("rerank_api_key", "")}
