@@ -58,7 +58,7 @@ CHAT = {
     FUSION: "ordered by the plugin's own searches, no reranker",
     LEXICAL: "reranked by the built-in word matcher (BM25)",
     LOCAL: "reranked by the in-process cross-encoder",
-    UTILITY: "judged by Agent Zero's utility model",
+    UTILITY: f"judged by {UTILITY_MODEL}",
 }
 # A server by the wire it speaks; the rerank family (Cohere, Jina, Infinity, llama.cpp,
 # vLLM /rerank) shares one wire, so it is named by its role.
@@ -133,7 +133,7 @@ def describe(settings: Settings, scorer: Scorer | None, route: str | None = None
     elif current == LEXICAL:
         text = "built-in fusion + the built-in lexical reranker (BM25, no server)"
     elif current == UTILITY:
-        text = "built-in fusion + Agent Zero's utility model as the judge (one LLM call per recall, no server)"
+        text = f"built-in fusion + {UTILITY_MODEL} as the judge (one LLM call per recall, no server)"
     elif current == LOCAL:
         text = f"built-in fusion + the in-process cross-encoder {settings.local_model}"
     else:
@@ -208,7 +208,7 @@ def privacy_notes(settings: Settings, scorer: Scorer | None) -> list[str]:
     remote = scorer is not None and scorer.sends_text
     if scorer is not None and scorer.asks_utility_model and settings.private_only:
         out.append(
-            "privacy guard: Agent Zero's utility model judges only when its api_base is on loopback or a private "
+            f"privacy guard: {UTILITY_MODEL} judges only when its api_base is on loopback or a private "
             "network (a local utility model: Ollama, LM Studio, vLLM); a hosted one (no api_base) is refused"
         )
     elif settings.private_only:
