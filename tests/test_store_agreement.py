@@ -380,3 +380,25 @@ def test_agreement_is_high_where_vectors_follow_the_words_and_low_where_they_do_
         by_topic[n, n // 2] = 1.0
     assert store_agreement.agreement_of(wordless, texts) < 0.5
     assert store_agreement.agreement_of(by_topic, texts) >= 1.0
+
+
+def test_a_survey_that_fails_costs_the_recall_nothing(host, monkeypatch):
+    agent, memory = _turn_store(host, 120)
+    agreement = host.import_plugin("helpers.recall.store_agreement")
+    question = "how did the pottery7 go next weekend?"
+    seen, restore = _searches(host)
+    try:
+        host.run(host.recall(agent, question, []))  # surveyed: the words lead
+        host.import_plugin("helpers.reranker").reset_state()
+
+        async def broken(db):
+            raise RuntimeError("the index is of another kind")
+
+        monkeypatch.setattr(agreement, "_survey_once", broken)
+        result = host.run(host.recall(agent, question, []))
+    finally:
+        restore()
+    assert seen[0].words_led and not seen[1].words_led  # no survey: the embedder leads, as before it
+    assert memory.db not in agreement._surveys and result["memories"]
+    stats = host.import_plugin("helpers.report.stats").STATS.snapshot()
+    assert stats["totals"].get("fallback", 0) == 0  # the plugin's own order, not the host's fallback
