@@ -19,7 +19,6 @@ from .. import vocabulary
 from ..settings import Settings
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"  # the host's Memory.get_timestamp(): local time, naive
-ALL_DROPPED = vocabulary.ALL_DROPPED
 
 
 @dataclass

@@ -30,7 +30,6 @@ from ...settings import Settings
 from ..verdicts import PROBE_DOCS, PROBE_QUERY, ProbeReport, Verdict, grade_probe
 from .base import InProcess
 
-INSTALL_HINT = words.INSTALL_HINT
 RETRY_FAILED_LOAD_S = 60.0
 MAX_MODELS = 2  # models kept loaded at once (per-project settings may name different ones)
 

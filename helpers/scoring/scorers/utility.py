@@ -30,7 +30,6 @@ from ...settings import Settings
 from .. import calling_agent, endpoint_guard, judge
 from ..verdicts import IRRELEVANT, NEAR_MISS, PROBE_QUERY, ProbeReport, RELEVANT, Verdict
 
-NAME = words.UTILITY_MODEL
 # The probe: three trials, each the three probe memories in another order, asked at once
 # (a hosted model answers them side by side, a local server one after the other) at the
 # temperature the host calls its utility model with. Every trial must put the relevant
