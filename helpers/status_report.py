@@ -88,8 +88,8 @@ class Detected:
 @dataclass(frozen=True)
 class StatusSummary:
     """The status summary: read by the vocabulary's status_text as typed fields, sent to the
-    browser and the CLI as as_dict(). ``loaded``: the settings loaded (else
-    ``settings_error`` says why, and the fields after it are their defaults)."""
+    browser and the CLI as as_dict(). With a ``settings_error`` the settings did not load,
+    and the fields after it are their defaults."""
 
     plugin: str
     wrap_live: bool
@@ -97,7 +97,6 @@ class StatusSummary:
     stats: dict[str, Any]  # report/stats.Stats.snapshot: the counters, already JSON
     breaker: dict[str, Any]  # scoring/breaker.Breaker.snapshot
     settings_error: str | None = None
-    loaded: bool = False
     judge: JudgeSummary | None = None
     trust: dict[str, Any] | None = None  # calibration.Trust.as_dict
     trust_text: str | None = None
@@ -123,7 +122,7 @@ class StatusSummary:
         }
         if self.settings_error is not None:
             out["settings_error"] = self.settings_error
-        if self.loaded:
+        if self.settings_error is None:  # the settings loaded
             if self.judge is not None:
                 out["judge"] = self.judge.as_dict()
             if self.trust is not None:
@@ -175,7 +174,6 @@ def _summary(
     route = verdict.route.describe() if verdict and verdict.route else None
     return StatusSummary(
         **common,
-        loaded=True,
         judge=judge,
         trust=trust.as_dict() if trust is not None else None,
         trust_text=(

@@ -37,7 +37,6 @@ def test_the_host_post_filter_note_is_one_sentence_in_every_view():
         plugin="a0_reranker",
         wrap_live=True,
         enabled_for_agent=True,
-        loaded=True,
         setting_enabled=True,
         has_reranker=True,
         mode_text="m",
