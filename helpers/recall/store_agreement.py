@@ -42,6 +42,7 @@ import weakref
 from collections import deque
 from typing import Any, Callable, Hashable, Sequence
 
+from . import store_search
 from .fusion import STRONG_COVERAGE
 
 log = logging.getLogger("a0_reranker")
@@ -171,16 +172,14 @@ def _sample(db: Any, size: int) -> tuple[Any, list[str]]:
     rows, texts = [], []
     for position in range(0, size, step):
         doc = docstore.search(mapping.get(position))
-        metadata = getattr(doc, "metadata", None) or {}
         text = getattr(doc, "page_content", None)
-        if isinstance(text, str) and text.strip() and metadata.get("knowledge_source") is not True:
+        if isinstance(text, str) and text.strip() and not store_search.is_knowledge(doc):
             rows.append(position)
             texts.append(text)
     if len(rows) > SURVEY_SIZE:
         picks = np.linspace(0, len(rows) - 1, SURVEY_SIZE).round().astype(int)
         rows, texts = [rows[i] for i in picks], [texts[i] for i in picks]
-    vectors = np.stack([db.index.reconstruct(int(p)) for p in rows]) if rows else np.zeros((0, 0))
-    return vectors, texts
+    return (store_search.stored_vectors(db.index, rows) if rows else np.zeros((0, 0))), texts
 
 
 def agreement_of(vectors: Any, texts: list[str]) -> float | None:
@@ -193,9 +192,7 @@ def agreement_of(vectors: Any, texts: list[str]) -> float | None:
 
     if len(texts) < SURVEY_LEAST:
         return None
-    unit = np.asarray(vectors, dtype=np.float64)
-    unit = unit / np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-12)
-    cosine = unit @ unit.T
+    cosine = store_search.cosine_matrix(vectors)
     np.fill_diagonal(cosine, -np.inf)
     words = StoreIndex.of_texts(texts)
     shared = []
