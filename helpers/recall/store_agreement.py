@@ -44,6 +44,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 from . import store_search
 from .fusion import STRONG_COVERAGE
+from .lexical_index import DOC_CHARS, StoreIndex
 
 log = logging.getLogger("a0_reranker")
 
@@ -173,7 +174,8 @@ def _sample(db: Any, size: int) -> tuple[Any, list[str]]:
     for position in range(0, size, step):
         doc = docstore.search(mapping.get(position))
         text = getattr(doc, "page_content", None)
-        if isinstance(text, str) and text.strip() and not store_search.is_knowledge(doc):
+        # What the word index reads of it (a megabyte memory is not copied on the loop to be stripped).
+        if isinstance(text, str) and text[:DOC_CHARS].strip() and not store_search.is_knowledge(doc):
             rows.append(position)
             texts.append(text)
     if len(rows) > SURVEY_SIZE:
@@ -187,8 +189,6 @@ def agreement_of(vectors: Any, texts: list[str]) -> float | None:
     nearest by its words (BM25, over these texts alone), on average; None for fewer than
     SURVEY_LEAST memories."""
     import numpy as np
-
-    from .lexical_index import StoreIndex
 
     if len(texts) < SURVEY_LEAST:
         return None
