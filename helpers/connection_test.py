@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from . import settings_cache, stored_key, vocabulary
 from .scoring import async_api, calling_agent, scorers, verdicts
+from .scoring.verdicts import ProbeReport
 from .settings import API_KEY_PLACEHOLDER, LIMITS, SettingsError, coerce, key_input, shown_endpoint, stored_value
 
 
@@ -81,7 +82,7 @@ def with_saved_key(form: Mapping[str, Any], saved: Mapping[str, Any]) -> tuple[d
     return probed, "" if bound == here else vocabulary.key_elsewhere(bound, here or shown_endpoint(endpoint))
 
 
-async def _probe(form: Mapping[str, Any], context_id: Any) -> dict[str, Any]:
+async def _probe(form: Mapping[str, Any], context_id: Any) -> ProbeReport:
     """The form's scorer, picked once, probed: Agent Zero's utility model as the open chat's
     agent has it (judge_agent), whose model its verdict is kept under; any other as is."""
     try:
@@ -94,9 +95,9 @@ async def _probe(form: Mapping[str, Any], context_id: Any) -> dict[str, Any]:
     agent, asked = judge_agent(context_id)
     with calling_agent.asking(agent):
         report = await async_api.probe_report(settings, scorers.choice_of(settings, scorer))
-    report["notes"] = [vocabulary.asked_note(asked)] + list(report.get("notes") or [])
+    report.notes = [vocabulary.asked_note(asked), *report.notes]
     if post_filter_on(agent):
-        report["notes"].append(f"{vocabulary.POST_FILTER} {vocabulary.POST_FILTER_WHY}")
+        report.notes.append(f"{vocabulary.POST_FILTER} {vocabulary.POST_FILTER_WHY}")
     return report
 
 
@@ -116,14 +117,14 @@ async def run(form: Mapping[str, Any] | None, context_id: Any = None) -> dict[st
         form = {**form, "rerank_api_key": ""}
     report = await _probe(form, context_id)
     if elsewhere:
-        if report.get("ok"):
-            report["notes"] = [vocabulary.key_not_sent(elsewhere, True)] + list(report.get("notes") or [])
+        if report.ok:
+            report.notes = [vocabulary.key_not_sent(elsewhere, True), *report.notes]
         else:
-            report["reason"] = vocabulary.key_not_sent(elsewhere, False, str(report.get("reason")))
+            report.reason = vocabulary.key_not_sent(elsewhere, False, report.reason)
     unsaved = unsaved_keys(form, saved)
     return {
-        "ok": bool(report.get("ok")),
-        "report": report,
+        "ok": report.ok,
+        "report": report.as_dict(),
         "unsaved": unsaved,
         "note": vocabulary.UNSAVED_NOTE if unsaved else "",
     }

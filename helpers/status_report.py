@@ -5,15 +5,16 @@ plain text for the agent is vocabulary.status_text."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from . import vocabulary
 from .recall import wrapper
-from .report.stats import STATS
+from .report.stats import STATS, Summary
 from .scoring import async_api, calibration, calling_agent, probing, scorers
-from .scoring.breaker import BREAKER
+from .scoring.breaker import BREAKER, Shown
 from .scoring.scorers import Choice
+from .scoring.verdicts import ProbeReport
 from .settings import PLUGIN_NAME, Settings, SettingsError, shown_endpoint
 from .settings_cache import load_settings
 
@@ -33,7 +34,7 @@ def collect(agent: Any = None) -> StatusSummary:
     return _summary(agent, *_chosen(agent))
 
 
-async def collect_probed(agent: Any = None) -> tuple[StatusSummary, dict[str, Any]]:
+async def collect_probed(agent: Any = None) -> tuple[StatusSummary, ProbeReport]:
     """The status tool's ``probe=true``: the one choice of ``agent``'s settings probed
     live (async_api.probe_report), then the summary of what the probe found."""
     settings, choice, error = _chosen(agent)
@@ -94,8 +95,8 @@ class StatusSummary:
     plugin: str
     wrap_live: bool
     enabled_for_agent: bool | None
-    stats: dict[str, Any]  # report/stats.Stats.snapshot: the counters, already JSON
-    breaker: dict[str, Any]  # scoring/breaker.Breaker.snapshot
+    stats: Summary  # report/stats.Stats.summary: the counters
+    breaker: dict[str, Shown]  # scoring/breaker.CircuitBreaker.states
     settings_error: str | None = None
     judge: JudgeSummary | None = None
     trust: dict[str, Any] | None = None  # calibration.Trust.as_dict
@@ -140,7 +141,8 @@ class StatusSummary:
                 api_key_saved_for=self.api_key_saved_for,
                 detected=self.detected.as_dict() if self.detected is not None else None,
             )
-        return {**out, "stats": self.stats, "breaker": self.breaker}
+        breaker = {key: asdict(state) for key, state in self.breaker.items()}
+        return {**out, "stats": self.stats.as_dict(), "breaker": breaker}
 
 
 def _summary(
@@ -156,8 +158,8 @@ def _summary(
         plugin=PLUGIN_NAME,
         wrap_live=wrapper.is_wrapped(),
         enabled_for_agent=enabled_for_agent,
-        stats=STATS.snapshot(last=5),
-        breaker=BREAKER.snapshot(),
+        stats=STATS.summary(last=5),
+        breaker=BREAKER.states(),
         settings_error=str(error) if error is not None else None,
     )
     if settings is None:

@@ -1,10 +1,13 @@
 """One vocabulary (helpers/vocabulary/, its vocabulary.json included): a sentence the user reads is
 written once, and every view that says it takes it from there."""
 
+import dataclasses
+
 import pytest
 
 from helpers import vocabulary
 from helpers.errors import ProbeFailed
+from helpers.report.stats import Summary
 from helpers.scoring import scorers
 from helpers.status_report import JudgeSummary, StatusSummary
 from helpers.settings import Settings
@@ -41,7 +44,7 @@ def test_the_host_post_filter_note_is_one_sentence_in_every_view():
         has_reranker=True,
         mode_text="m",
         judge=JudgeSummary("small", None, True),
-        stats={"totals": {}, "latency_ms": {"p50": 0, "p95": 0, "samples": 0}, "fallback_reasons": {}, "recent": []},
+        stats=Summary(),
         breaker={},
     )
     assert f"note: {vocabulary.POST_FILTER}" in vocabulary.status_text(status).splitlines()
@@ -59,3 +62,65 @@ def test_words_differ_by_what_a_scorer_declares_not_its_name():
     assert vocabulary.reranker_unavailable(slow, JUDGE, Declared()).startswith(vocabulary.UTILITY_MODEL)
     assert vocabulary.reranker_unavailable(slow, JUDGE, scorers.REMOTE).startswith("no answer within")
     assert vocabulary.no_opinion(Declared()) != vocabulary.no_opinion(scorers.REMOTE)
+
+
+def test_the_status_text_reads_the_counters_typed_and_the_json_keeps_its_shape():
+    """status_text reads report/stats.Summary and the breaker's states as values; the status
+    API's JSON of the same summary is the counters' own snapshot, key for key."""
+    from helpers.report.stats import CallRecord, ErrorNote, Latency, ShadowSummary, Stats
+    from helpers.scoring.breaker import Shown
+
+    stats = Stats()
+    stats.record(CallRecord("fused", reason="the word list led", latency_ms=12.0))
+    stats.record(CallRecord("fallback", reason="Boom: it broke", latency_ms=3.0))
+    counters = stats.summary(last=5)
+    assert counters.latest_answered.reason == "the word list led"
+    assert counters.last_error == ErrorNote(counters.last_error.at, "Boom: it broke")
+    assert counters.latency == Latency(12.0, 12.0, 1)
+    shadow = ShadowSummary(
+        searches=4, top_changed=1, mean_overlap_at_k=0.75, promoted_from_below_cut=2, mean_rank_correlation=0.5
+    )
+    counters = dataclasses.replace(counters, shadow=shadow)
+    status = StatusSummary(
+        plugin="a0_reranker",
+        wrap_live=True,
+        enabled_for_agent=True,
+        setting_enabled=True,
+        has_reranker=True,
+        mode_text="m",
+        stats=counters,
+        breaker={
+            "http://127.0.0.1:9|rerank": Shown(failures=3, open_for_s=12.5, times_opened=1),
+            "b|x": Shown(1, 0.0, 0),
+        },
+    )
+    lines = vocabulary.status_text(status).splitlines()
+    assert (
+        "so far: 0 reranked, 1 fused, 0 shadow, 0 with the reranker unavailable, 1 fallbacks to Agent Zero's own order"
+        in lines
+    )
+    assert "last error: Boom: it broke" in lines and "note: the word list led" in lines
+    assert (
+        "latency p50 12.0 ms, p95 12.0 ms over 1 calls; fallbacks by reason: {'Boom': 1}; "
+        "reranker unavailable by reason: none" in lines
+    )
+    assert (
+        "shadow: top result would change in 1/4 searches; mean overlap@k 0.75; 2 memories from below the host's cut"
+        in lines
+    )
+    assert [line for line in lines if "circuit breaker" in line] == [
+        "circuit breaker open for 12.5 s more: http://127.0.0.1:9"
+    ]
+    shown = status.as_dict()
+    assert shown["stats"] == {**stats.snapshot(last=5), "shadow": dataclasses.asdict(shadow)}
+    assert set(shown["stats"]) == {
+        "totals",
+        "fallback_reasons",
+        "unavailable_reasons",
+        "latency_ms",
+        "last_error",
+        "recent",
+        "shadow",
+    }
+    assert shown["stats"]["latency_ms"] == {"p50": 12.0, "p95": 12.0, "samples": 1}
+    assert shown["breaker"]["http://127.0.0.1:9|rerank"] == {"failures": 3, "open_for_s": 12.5, "times_opened": 1}

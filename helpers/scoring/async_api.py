@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from typing import Any, Mapping, Sequence
 
@@ -17,7 +18,7 @@ from ..settings_cache import load_settings
 from . import calibration, endpoint_guard, probing, scorers
 from .score import earned_say, score_documents
 from .scorers import Choice
-from .verdicts import failed_report
+from .verdicts import ProbeReport, failed
 
 log = logging.getLogger("a0_reranker")
 
@@ -56,35 +57,34 @@ async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     try:
         settings = load_settings(config)
     except SettingsError as exc:
-        return bad_setting_report(exc)
-    return await probe_report(settings, scorers.choose(settings))
+        return bad_setting_report(exc).as_dict()
+    return (await probe_report(settings, scorers.choose(settings))).as_dict()
 
 
-def bad_setting_report(exc: SettingsError) -> dict[str, Any]:
+def bad_setting_report(exc: SettingsError) -> ProbeReport:
     """The probe's report on settings that do not load: the setting named."""
-    return {**failed_report("bad_setting", str(exc)), "setting": exc.key}
+    return dataclasses.replace(failed("bad_setting", str(exc)), setting=exc.key)
 
 
-async def probe_report(settings: Settings, choice: Choice | None) -> dict[str, Any]:
+async def probe_report(settings: Settings, choice: Choice | None) -> ProbeReport:
     """aprobe's report on ``choice``, the entry point's one scorers.choose of ``settings``
     (None: they name no reranker): probed fresh, with its say measured again. Never raises."""
     scorer = choice.scorer if choice is not None else None
     refusal = await endpoint_guard.check(settings, scorer) if scorer is not None and scorer.sends_text else ""
     if refusal:
-        return failed_report("refused", refusal, settings.endpoint, vocabulary.privacy_notes(settings, scorer))
+        return failed("refused", refusal, settings.endpoint, vocabulary.privacy_notes(settings, scorer))
     if choice is not None:
         probing.forget(choice)  # a person asks: what was kept holds nothing back
     report = await probing.probe(settings, choice, fresh=True)
-    out = report.as_dict()
-    out["notes"] += vocabulary.privacy_notes(settings, scorer)
-    out["mode_text"] = vocabulary.describe(settings, scorer, out.get("route"))
+    report.notes += vocabulary.privacy_notes(settings, scorer)
+    report.mode_text = vocabulary.describe(settings, scorer, report.route)
     if report.ok and report.result is not None and choice is not None:
         # How much say it earns in recall: measured again, as a person asked.
         calibration.forget(choice)
         trust = await earned_say(choice, Deadline.after(CALIBRATION_S))
-        out["trust"] = trust.as_dict()
-        out["trust_text"] = vocabulary.say_words(trust, vocabulary.judge_name(scorer, report.result.route))
-    return out
+        report.trust = trust.as_dict()
+        report.trust_text = vocabulary.say_words(trust, vocabulary.judge_name(scorer, report.result.route))
+    return report
 
 
 CALIBRATION_S = 30.0  # Test connection's calibration: a person waits, but not for ever

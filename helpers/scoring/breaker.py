@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 
 # What ``allow`` answers: the breaker is closed, or this caller holds the one trial call.
@@ -23,6 +23,15 @@ class _State:
     open_until: float = 0.0
     trial_in_flight: bool = False
     opened: int = 0  # how many times it has opened, for status output
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One endpoint's breaker as the status shows it."""
+
+    failures: int
+    open_for_s: float  # 0 when closed
+    times_opened: int
 
 
 class CircuitBreaker:
@@ -76,17 +85,20 @@ class CircuitBreaker:
             for key in [k for k in self._states if matches(k)]:
                 del self._states[key]
 
-    def snapshot(self) -> dict[str, dict]:
+    def states(self) -> dict[str, Shown]:
+        """Each endpoint's state as the status shows it, typed."""
         now = self._clock()
         with self._lock:
             return {
-                key: {
-                    "failures": s.failures,
-                    "open_for_s": max(0.0, round(s.open_until - now, 1)),
-                    "times_opened": s.opened,
-                }
+                key: Shown(
+                    failures=s.failures, open_for_s=max(0.0, round(s.open_until - now, 1)), times_opened=s.opened
+                )
                 for key, s in self._states.items()
             }
+
+    def snapshot(self) -> dict[str, dict]:
+        """The states as the status API, the CLI and the tests read them (JSON)."""
+        return {key: asdict(state) for key, state in self.states().items()}
 
     def forget(self) -> None:
         with self._lock:

@@ -118,6 +118,17 @@ class ProbeReport:
     result: Verdict | None = None
     detected_api: str | None = None  # an in-process scorer that passed names itself (a server: its chosen route's API)
     served_models: tuple[str, ...] = ()  # what the server said it serves, when it had to be named
+    # What a person's probe adds (async_api.probe_report): the setting a bad one names, the
+    # mode in words, and the say measured again (calibration.Trust.as_dict and in words).
+    setting: str | None = None
+    mode_text: str | None = None
+    trust: dict[str, Any] | None = None
+    trust_text: str | None = None
+
+    @property
+    def route(self) -> str | None:
+        """The route that answered, in words."""
+        return self.chosen.route.describe() if self.chosen else None
 
     def __post_init__(self) -> None:
         # Shown by Test connection, the status tool and the CLI, and quoted in reasons: never a password
@@ -134,7 +145,7 @@ class ProbeReport:
             "model": self.model,
             "api_setting": self.api_setting,
             "detected_api": chosen.route.api if chosen else self.detected_api,
-            "route": chosen.route.describe() if chosen else None,
+            "route": self.route,
             "templated": chosen.route.templated if chosen else None,
             "scale": self.result.scale if self.result else None,
             "relevant_score": chosen.scores.get("relevant") if chosen else None,
@@ -145,9 +156,17 @@ class ProbeReport:
             "attempts": [a.as_dict() for a in self.attempts],
             "notes": list(self.notes),
             "served_models": list(self.served_models),
+            **({"setting": self.setting} if self.setting is not None else {}),
+            **({"mode_text": self.mode_text} if self.mode_text is not None else {}),
+            **({"trust": self.trust, "trust_text": self.trust_text} if self.trust is not None else {}),
         }
 
 
+def failed(verdict: str, reason: str, endpoint: str = "", notes: list[str] | None = None) -> ProbeReport:
+    """The report of a probe that could not run."""
+    return ProbeReport(False, verdict, reason, endpoint, notes=list(notes or []))
+
+
 def failed_report(verdict: str, reason: str, endpoint: str = "", notes: list[str] | None = None) -> dict[str, Any]:
-    """A report for a probe that could not run, in the same shape as every other report."""
-    return ProbeReport(False, verdict, reason, endpoint, notes=list(notes or [])).as_dict()
+    """failed's report as JSON, in the same shape as every other report."""
+    return failed(verdict, reason, endpoint, notes).as_dict()

@@ -34,7 +34,7 @@ from ..errors import (
     TransportError,
 )
 from .scorer_words import UTILITY_MODEL
-from .shown import Outcome, Route, Scorer, Settings, StatusSummary, Trust
+from .shown import Outcome, Probed, Route, Scorer, Settings, StatusSummary, Trust
 from .transport import no_answer_within
 
 
@@ -245,12 +245,12 @@ def _key_words(status: StatusSummary) -> str:
     return "none"
 
 
-def status_text(status: StatusSummary, probe: dict[str, Any] | None = None) -> str:
+def status_text(status: StatusSummary, probe: Probed | None = None) -> str:
     """The status summary (status_report.collect) in plain text for the agent: the headline
     first, then the details. ``probe``: the report of a probe just made (aprobe's)."""
     lines = []
     enabled = status.enabled_for_agent and status.setting_enabled
-    totals = status.stats["totals"]
+    counters = status.stats
     if status.settings_error:
         headline = f"NOT WORKING: a setting is invalid: {status.settings_error}"
     elif not enabled:
@@ -259,8 +259,8 @@ def status_text(status: StatusSummary, probe: dict[str, Any] | None = None) -> s
         headline = "NOT WORKING: the memory search is not wrapped (restart Agent Zero)"
     elif probe is not None and status.has_reranker:
         headline = (
-            "WORKING: " if probe.get("ok") else "RERANKER NOT WORKING (recall uses built-in fusion meanwhile): "
-        ) + str(probe.get("reason"))
+            "WORKING: " if probe.ok else "RERANKER NOT WORKING (recall uses built-in fusion meanwhile): "
+        ) + probe.reason
     elif not status.has_reranker:
         headline = f"WORKING: {status.mode_text}; nothing to probe"
     else:
@@ -270,10 +270,10 @@ def status_text(status: StatusSummary, probe: dict[str, Any] | None = None) -> s
         if headline.startswith(("WORKING: ", "RERANKER NOT WORKING")) and status.has_reranker:
             lines.append(f"mode: {status.mode_text}")
         lines.append(
-            f"so far: {totals.get('reranked', 0)} reranked, {totals.get('fused', 0)} fused, "
-            f"{totals.get('shadow', 0)} shadow, "
-            f"{totals.get('reranker_unavailable', 0)} with the reranker unavailable, "
-            f"{totals.get('fallback', 0)} fallbacks to Agent Zero's own order"
+            f"so far: {counters.total('reranked')} reranked, {counters.total('fused')} fused, "
+            f"{counters.total('shadow')} shadow, "
+            f"{counters.total('reranker_unavailable')} with the reranker unavailable, "
+            f"{counters.total('fallback')} fallbacks to Agent Zero's own order"
         )
     lines.append(
         f"endpoint: {status.endpoint or '-'}  model: {status.model or '-'}  api setting: "
@@ -292,35 +292,36 @@ def status_text(status: StatusSummary, probe: dict[str, Any] | None = None) -> s
             lines.append(f"judge not used: {judge.not_used}")
         if judge.post_filter:
             lines.append(f"note: {POST_FILTER}")
-    trust_text = (probe or {}).get("trust_text") or status.trust_text
+    trust_text = (probe.trust_text if probe is not None else None) or status.trust_text
     if trust_text and status.has_reranker:
         lines.append(f"say in recall: {trust_text}")
-    detected = (probe or {}).get("route") or (status.detected.route if status.detected is not None else None)
-    lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.wrap_live}")
-    stats = status.stats
-    lat = stats["latency_ms"]
-    lines.append(
-        f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms over {lat['samples']} calls; "
-        f"fallbacks by reason: {stats['fallback_reasons'] or 'none'}; "
-        f"reranker unavailable by reason: {stats.get('unavailable_reasons') or 'none'}"
+    detected = (probe.route if probe is not None else None) or (
+        status.detected.route if status.detected is not None else None
     )
-    if stats.get("last_error"):
-        lines.append(f"last error: {stats['last_error']['reason']}")
-    answered = [r for r in stats["recent"] if r["outcome"] in ("reranked", "fused", "shadow")]
-    if answered and answered[-1]["reason"]:  # only the latest search's note: older ones are history
-        lines.append(f"note: {answered[-1]['reason']}")
-    if stats.get("shadow"):
-        s = stats["shadow"]
+    lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.wrap_live}")
+    lat = counters.latency
+    lines.append(
+        f"latency p50 {lat.p50} ms, p95 {lat.p95} ms over {lat.samples} calls; "
+        f"fallbacks by reason: {counters.fallback_reasons or 'none'}; "
+        f"reranker unavailable by reason: {counters.unavailable_reasons or 'none'}"
+    )
+    if counters.last_error is not None:
+        lines.append(f"last error: {counters.last_error.reason}")
+    latest = counters.latest_answered
+    if latest is not None and latest.reason:  # only the latest search's note: older ones are history
+        lines.append(f"note: {latest.reason}")
+    if counters.shadow is not None:
+        s = counters.shadow
         lines.append(
-            f"shadow: top result would change in {s['top_changed']}/{s['searches']} searches; mean overlap@k "
-            f"{s['mean_overlap_at_k']}; {s['promoted_from_below_cut']} memories from below the host's cut"
+            f"shadow: top result would change in {s.top_changed}/{s.searches} searches; mean overlap@k "
+            f"{s.mean_overlap_at_k}; {s.promoted_from_below_cut} memories from below the host's cut"
         )
     for name, state in status.breaker.items():
-        if state["open_for_s"]:
-            lines.append(f"circuit breaker open for {state['open_for_s']} s more: {name.split('|')[0]}")
+        if state.open_for_s:
+            lines.append(f"circuit breaker open for {state.open_for_s} s more: {name.split('|')[0]}")
     if probe is not None:
-        for attempt in probe.get("attempts", []):
-            lines.append(f"  tried {attempt['route']}: {attempt['verdict']} ({attempt['reason'][:120]})")
+        for attempt in probe.attempts:
+            lines.append(f"  tried {attempt.route.describe()}: {attempt.verdict} ({attempt.reason[:120]})")
     return "\n".join(lines)
 
 

@@ -43,6 +43,8 @@ class Route(Protocol):
     dialect: Dialect
     templated: bool
 
+    def describe(self) -> str: ...
+
 
 class Trust(Protocol):
     """scoring/calibration.Trust: the say a reranker earned on the calibration set."""
@@ -124,5 +126,76 @@ class StatusSummary(Protocol):
     judge: JudgeSummary | None
     trust_text: str | None
     detected: Detected | None
-    stats: dict  # report/stats.Stats.snapshot: the counters' own JSON
-    breaker: dict  # scoring/breaker.Breaker.snapshot
+    stats: Counters
+    breaker: dict[str, BreakerState]  # by endpoint
+
+
+class Latency(Protocol):
+    """report/stats.Latency"""
+
+    p50: float | None
+    p95: float | None
+    samples: int
+
+
+class Note(Protocol):
+    """report/stats.ErrorNote"""
+
+    reason: str
+
+
+class Recorded(Protocol):
+    """report/stats.CallRecord"""
+
+    outcome: str
+    reason: str
+
+
+class ShadowSummary(Protocol):
+    """report/stats.ShadowSummary"""
+
+    searches: int
+    top_changed: int
+    mean_overlap_at_k: float
+    promoted_from_below_cut: int
+
+
+class Counters(Protocol):
+    """report/stats.Summary: what the plugin did so far."""
+
+    fallback_reasons: dict[str, int]
+    unavailable_reasons: dict[str, int]
+    latency: Latency
+    last_error: Note | None
+    shadow: ShadowSummary | None
+
+    def total(self, outcome: str) -> int: ...
+
+    @property
+    def latest_answered(self) -> Recorded | None: ...
+
+
+class BreakerState(Protocol):
+    """scoring/breaker.Shown"""
+
+    open_for_s: float
+
+
+class Attempted(Protocol):
+    """scoring/verdicts.Attempt"""
+
+    route: Route
+    verdict: str
+    reason: str
+
+
+class Probed(Protocol):
+    """scoring/verdicts.ProbeReport: what a probe a person asked for found."""
+
+    ok: bool
+    reason: str
+    trust_text: str | None
+    attempts: list[Attempted]
+
+    @property
+    def route(self) -> str | None: ...

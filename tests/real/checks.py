@@ -17,8 +17,8 @@ from typing import Callable, Sequence
 
 import pytest
 
-from helpers import connection_test, reranker, status_report, vocabulary
-from helpers.scoring import client, verdicts
+from helpers import connection_test, reranker, settings_cache, status_report, vocabulary
+from helpers.scoring import async_api, client, scorers, verdicts
 from helpers.scoring.wire import split_endpoint
 from tests.real.train_tiny_reranker import QUESTIONS, memories
 
@@ -115,7 +115,11 @@ def names_the_served_models_when_none_is_set(t: Target, names: Sequence[str]) ->
     status = dataclasses.replace(
         status_report.collect(), enabled_for_agent=True, setting_enabled=True, has_reranker=True, wrap_live=True
     )
-    first = vocabulary.status_text(status, probe=report).splitlines()[0]
+    # what the status tool's probe=true shows: the same probe, typed (status_report.collect_probed)
+    loaded = settings_cache.load_settings(settings)
+    probed = asyncio.run(async_api.probe_report(loaded, scorers.choose(loaded)))
+    assert probed.as_dict()["reason"] == report["reason"]
+    first = vocabulary.status_text(status, probe=probed).splitlines()[0]
     assert first == f"RERANKER NOT WORKING (recall uses built-in fusion meanwhile): {report['reason']}"
     env = {**os.environ, "A0RR_TEST_KEY": t.config.get("rerank_api_key", "")}
     out = subprocess.run(
