@@ -14,6 +14,7 @@ from .report.stats import STATS, Summary
 from .scoring import async_api, calibration, calling_agent, probing, scorers
 from .scoring.breaker import BREAKER, Shown
 from .scoring.scorers import Choice
+from .scoring.scorers.utility import AnswerTimes
 from .scoring.verdicts import ProbeReport
 from .settings import PLUGIN_NAME, Settings, SettingsError, shown_endpoint
 from .settings_cache import load_settings
@@ -60,16 +61,17 @@ def _chosen(agent: Any) -> tuple[Settings | None, Choice | None, SettingsError |
 @dataclass(frozen=True)
 class JudgeSummary:
     """Agent Zero's utility model as the judge: which model, its recent answer times
-    (scorers.UTILITY.latency: last_ms, median_ms, calls), whether the host's own post-filter
+    (scorers.UTILITY.latency), whether the host's own post-filter
     asks it as well, and why it is not used when a kept verdict keeps it out."""
 
     utility_model: str
-    latency: dict[str, float] | None
+    latency: AnswerTimes | None
     post_filter: bool
     not_used: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        out = {"utility_model": self.utility_model, "latency": self.latency, "post_filter": self.post_filter}
+        latency = asdict(self.latency) if self.latency is not None else None
+        out = {"utility_model": self.utility_model, "latency": latency, "post_filter": self.post_filter}
         return out if self.not_used is None else {**out, "not_used": self.not_used}
 
 

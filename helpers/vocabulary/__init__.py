@@ -283,7 +283,7 @@ def status_text(status: StatusSummary, probe: Probed | None = None) -> str:
     if judge is not None:
         lat = judge.latency
         timing = (
-            f"last answer {lat['last_ms']} ms, median {lat['median_ms']} ms over {lat['calls']} calls"
+            f"last answer {lat.last_ms} ms, median {lat.median_ms} ms over {lat.calls} calls"
             if lat
             else "not asked yet"
         )

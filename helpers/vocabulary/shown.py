@@ -98,9 +98,17 @@ class JudgeSummary(Protocol):
     """status_report.JudgeSummary"""
 
     utility_model: str
-    latency: dict[str, float] | None
+    latency: AnswerTimes | None
     post_filter: bool
     not_used: str | None
+
+
+class AnswerTimes(Protocol):
+    """scoring/scorers/utility.AnswerTimes"""
+
+    last_ms: float
+    median_ms: float
+    calls: int
 
 
 class Detected(Protocol):

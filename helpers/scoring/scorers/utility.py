@@ -20,6 +20,7 @@ import asyncio
 import collections
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ... import vocabulary
@@ -52,6 +53,15 @@ def had_its_time(allowed: float, settings: Settings) -> bool:
 
 
 _LATENCIES = 50  # recent answer times kept per model, for the status views and the skip
+
+
+@dataclass(frozen=True)
+class AnswerTimes:
+    """A utility model's recent answer times, as the status shows them."""
+
+    last_ms: float
+    median_ms: float
+    calls: int
 
 
 class UtilityScorer:
@@ -216,16 +226,12 @@ class UtilityScorer:
         with self._lock:
             self._latencies.setdefault(model, collections.deque(maxlen=_LATENCIES)).append(latency_ms)
 
-    def latency(self) -> dict[str, dict[str, float]]:
+    def latency(self) -> dict[str, AnswerTimes]:
         """Per utility model: the last and the median answer time (ms) of recent calls."""
         with self._lock:
             recent = {model: list(times) for model, times in self._latencies.items() if times}
         return {
-            model: {
-                "last_ms": round(times[-1], 1),
-                "median_ms": round(sorted(times)[len(times) // 2], 1),
-                "calls": len(times),
-            }
+            model: AnswerTimes(round(times[-1], 1), round(sorted(times)[len(times) // 2], 1), len(times))
             for model, times in recent.items()
         }
 
