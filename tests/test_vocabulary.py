@@ -28,6 +28,12 @@ def test_a_failed_probes_chat_words_are_its_verdicts_own_entry(verdict):
     assert said == entry["chat"]
 
 
+def _working(**fields) -> StatusSummary:
+    """The summary of a plugin that is on, wrapped and has a reranker, with ``fields``."""
+    on = dict(wrap_live=True, enabled_for_agent=True, setting_enabled=True, has_reranker=True, mode_text="m")
+    return StatusSummary(plugin="a0_reranker", **on, **fields)
+
+
 def test_the_host_post_filter_note_is_one_sentence_in_every_view():
     """The chat line, the status tool and Test connection say the same sentence."""
 
@@ -36,17 +42,7 @@ def test_the_host_post_filter_note_is_one_sentence_in_every_view():
         scorer, route, trust = scorers.UTILITY, None, None
 
     assert vocabulary.chat_head(Done()).endswith("; " + vocabulary.POST_FILTER)
-    status = StatusSummary(
-        plugin="a0_reranker",
-        wrap_live=True,
-        enabled_for_agent=True,
-        setting_enabled=True,
-        has_reranker=True,
-        mode_text="m",
-        judge=JudgeSummary("small", None, True),
-        stats=Summary(),
-        breaker={},
-    )
+    status = _working(judge=JudgeSummary("small", None, True), stats=Summary(), breaker={})
     assert f"note: {vocabulary.POST_FILTER}" in vocabulary.status_text(status).splitlines()
 
 
@@ -81,13 +77,7 @@ def test_the_status_text_reads_the_counters_typed_and_the_json_keeps_its_shape()
         searches=4, top_changed=1, mean_overlap_at_k=0.75, promoted_from_below_cut=2, mean_rank_correlation=0.5
     )
     counters = dataclasses.replace(counters, shadow=shadow)
-    status = StatusSummary(
-        plugin="a0_reranker",
-        wrap_live=True,
-        enabled_for_agent=True,
-        setting_enabled=True,
-        has_reranker=True,
-        mode_text="m",
+    status = _working(
         stats=counters,
         breaker={
             "http://127.0.0.1:9|rerank": Shown(failures=3, open_for_s=12.5, times_opened=1),
