@@ -25,9 +25,22 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 
 
-SAYS = ("none", "some", "full", "alone")
+SAYS = ("none", "some", "full", "alone", "earned")
+# What the real L-12 scores on the calibration set, and Agent Zero's embedder
+# (`python -m bench.calibration --local DIR`): the say it earns, search by search, in the
+# "earned" row (calibration.where_words_lead where the recorded search's words led).
+CALIBRATED_MRR, CALIBRATED_EMBEDDER_MRR, CALIBRATED_QUESTIONS = 0.633, 0.546, 70
+
+
+def earned_say(search: dict, mrr: float, embedder_mrr: float, questions: int) -> str:
+    """The say the calibration's figures give the model in this recorded search."""
+    from helpers.scoring import calibration
+
+    trust = calibration.Trust(calibration.say_for(mrr, embedder_mrr), mrr, embedder_mrr, questions=questions)
+    return (calibration.where_words_lead(trust) if search.get("words_led") else trust).say
 
 
 class _Memory:
@@ -85,35 +98,53 @@ def load_model(model_dir: str):
     return model, local._scale(model)
 
 
-def rescore(dump: dict, name: str, model, scale: str, max_query_chars: int, limit: int | None) -> dict:
+def rescore(
+    dump: dict,
+    name: str,
+    model,
+    scale: str,
+    max_query_chars: int,
+    limit: int | None,
+    calibrated: tuple[float, float, int] = (CALIBRATED_MRR, CALIBRATED_EMBEDDER_MRR, CALIBRATED_QUESTIONS),
+    kept_scores: dict[str, list[float]] | None = None,
+) -> dict:
+    """``kept_scores``: the model's scores of an earlier run, by search (read, and filled in)."""
+    kept_scores = {} if kept_scores is None else kept_scores
     texts = dump["_texts"]
     questions = dump[name][:limit] if limit else dump[name]
     hits: dict[tuple[str, str, str], list[bool]] = defaultdict(list)  # (say, half, class) -> answered
-    seconds, pairs = [], 0
+    seconds, pairs, scored_pairs = [], 0, 0
     for n, q in enumerate(questions, start=1):
         if n % 200 == 0:
             print(f"  {n} of {len(questions)} questions, {pairs} pairs in {sum(seconds):.0f} s", file=sys.stderr)
         shown: dict[str, set[str]] = {say: set() for say in SAYS}
-        for search in q["searches"]:
+        for at, search in enumerate(q["searches"]):
             pool = search["candidates"]
             if not pool:
                 continue
             query = search["rerank_query"][:max_query_chars]
-            started = time.perf_counter()
-            scores = [float(s) for s in model.predict([(query, texts[d][:8000]) for d in pool], batch_size=64)]
-            seconds.append(time.perf_counter() - started)
+            kept_as = f"{q['id']}#{at}#{max_query_chars}"
+            if kept_as in kept_scores and len(kept_scores[kept_as]) == len(pool):
+                scores = kept_scores[kept_as]
+            else:
+                started = time.perf_counter()
+                scores = [float(s) for s in model.predict([(query, texts[d][:8000]) for d in pool], batch_size=64)]
+                seconds.append(time.perf_counter() - started)
+                scored_pairs += len(pool)
+                kept_scores[kept_as] = scores
             pairs += len(pool)
             if shipped(search, scores, scale, "none") != search["shipped"][: search["slots"]]:
                 raise SystemExit(
                     f"{q['id']}: the no-say order differs from the recorded one: the search was not rebuilt as recorded"
                 )
             for say in SAYS:
-                shown[say] |= set(shipped(search, scores, scale, say))
+                as_said = earned_say(search, *calibrated) if say == "earned" else say
+                shown[say] |= set(shipped(search, scores, scale, as_said))
         for say in SAYS:
             answered = bool(shown[say] & set(q["relevant"]))
             for cls in q["classes"]:
                 hits[(say, q["half"], cls)].append(answered)
-    return {"hits": hits, "seconds": seconds, "pairs": pairs, "questions": len(questions)}
+    return {"hits": hits, "seconds": seconds, "pairs": pairs, "scored_pairs": scored_pairs, "questions": len(questions)}
 
 
 def table(result: dict, half: str) -> str:
@@ -142,6 +173,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, help="only the first N questions")
     parser.add_argument("--half", choices=("held", "tuned"), help="only the questions of this half")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument(
+        "--scores", help="keep the model's scores in this file and read them from it when run again (the same dump)"
+    )
+    parser.add_argument(
+        "--calibrated",
+        nargs=3,
+        type=float,
+        metavar=("MRR", "EMBEDDER_MRR", "QUESTIONS"),
+        default=(CALIBRATED_MRR, CALIBRATED_EMBEDDER_MRR, CALIBRATED_QUESTIONS),
+        help="the model's and the embedder's MRR on the calibration set, and its size: the earned row's say",
+    )
     args = parser.parse_args(argv)
     with open(args.dump, encoding="utf-8") as fh:
         dump = json.load(fh)
@@ -161,13 +203,26 @@ def main(argv: list[str] | None = None) -> None:
     model, scale = load_model(model_dir)
     if args.half:
         dump[name] = [q for q in dump[name] if q["half"] == args.half]
-    result = rescore(dump, name, model, scale, args.max_query_chars, args.limit)
+    kept: dict[str, list[float]] = {}
+    if args.scores and Path(args.scores).exists():
+        kept = json.loads(Path(args.scores).read_text(encoding="utf-8"))
+    mrr, embedder_mrr, questions = args.calibrated
+    result = rescore(
+        dump, name, model, scale, args.max_query_chars, args.limit, (mrr, embedder_mrr, int(questions)), kept
+    )
+    if args.scores:
+        Path(args.scores).write_text(json.dumps(kept), encoding="utf-8")
     per_search = result["seconds"]
-    print(
-        f"{result['questions']} questions, pools of {name!r}, {len(per_search)} searches, {result['pairs']} pairs; "
-        f"scale {scale}; per search: median {statistics.median(per_search):.2f} s, "
+    timing = (
+        f"per search: median {statistics.median(per_search):.2f} s, "
         f"90th percentile {sorted(per_search)[int(0.9 * (len(per_search) - 1))]:.2f} s, "
-        f"{result['pairs'] / sum(per_search):.0f} pairs/s",
+        f"{result['scored_pairs'] / sum(per_search):.0f} pairs/s"
+        if per_search
+        else "every score read from --scores"
+    )
+    print(
+        f"{result['questions']} questions, pools of {name!r}, {result['pairs']} pairs; scale {scale}; "
+        f"{len(per_search)} searches scored, {timing}",
         file=sys.stderr,
     )
     halves = sorted({h for (_, h, _) in result["hits"]}, key=lambda h: h != "held")

@@ -366,7 +366,10 @@ async def score(memory: Any, search: Search) -> None:
         log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable.reason)
         return
     if len(set(scored.scores)) > 1:
-        search.scored, search.trust = scored, trust
+        # Where the store's words lead the fused order, the embedder the set measured it
+        # against is not what the fused order rests on (calibration.where_words_lead).
+        search.scored = scored
+        search.trust = calibration.where_words_lead(trust) if search.words_led else trust
     else:  # an answer, not a failure: nothing stood out to it
         search.no_opinion = vocabulary.no_opinion(choice.scorer)
 

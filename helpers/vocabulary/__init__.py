@@ -171,7 +171,14 @@ def say_words(result: Trust, name: str) -> str:
         why = "it did worse than the embedder"
     else:
         why = "it was not clearly better than the embedder"
-    return f"{name} gets no say in recall: {figures}, so {why}; the plugin's fused order stands"
+    said = f"{name} gets no say in recall: {figures}, so {why}; the plugin's fused order stands"
+    if result.some_where_words_lead:
+        said += (
+            ", except in a store whose embedder misses what the message's words find: there it is better than "
+            "what the fused order rests on, and its picks that stand out may move the fused order when its own "
+            "searches found them near the top too"
+        )
+    return said
 
 
 # --- around a call: the breaker and the endpoint guard -------------------------------------

@@ -58,6 +58,9 @@ class Trust(Protocol):
     reason: str
     questions: int
 
+    @property
+    def some_where_words_lead(self) -> bool: ...
+
 
 class Failure(Protocol):
     """recall/failures.Failure"""
