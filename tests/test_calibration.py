@@ -11,7 +11,7 @@ import pytest
 from helpers.scoring import calibration
 from tests.host.embeddings import HashEmbeddings
 from tests.servers import start
-from tests.servers.scoring import calibration_question_in, relevance, word_overlap
+from tests.servers.scoring import calibration_question_in, partly_calibrated, relevance, word_overlap
 from tests.host.recall import HISTORY, QUESTION, enabled_store, set_plugin, spy_on_stage
 
 
@@ -174,27 +174,8 @@ def test_a_calibration_longer_than_a_recall_goes_on_apart_asks_each_question_onc
     assert all(not state["open_for_s"] for state in breaker.values())
 
 
-def _partly_calibrated(known: int):
-    """A model that knows the answers of the first ``known`` calibration questions and puts
-    the answer last for the others; on everything else, word overlap."""
-    from tests.servers.scoring import calibration_answer
-
-    order = [i.query for i in calibration.ITEMS]
-
-    def score(query, document):
-        question = calibration_question_in(query)
-        if question is not None:
-            right = document.strip() == calibration_answer(question)
-            if order.index(question) < known:
-                return 6.0 if right else -4.0
-            return -6.0 if right else -4.0
-        return word_overlap(query, document)
-
-    return score
-
-
 def _knowing_enough_for(say: str, host) -> int:
-    """How many calibration answers _partly_calibrated must know to earn ``say`` against the
+    """How many calibration answers partly_calibrated must know to earn ``say`` against the
     stand-in host's embedder (the others' answers last: reciprocal rank 1/5)."""
     embedder, _ = asyncio.run(calibration.embedder_score(HashEmbeddings(256)))
     n = len(calibration.ITEMS)
@@ -220,7 +201,7 @@ def test_some_say_moves_only_what_the_searches_also_found_near_the_top(host):
 
         shown = {}
         for label, known in (("some", _knowing_enough_for("some", host)), ("full", len(calibration.ITEMS))):
-            with start("tei19", scorer=favour(_partly_calibrated(known))) as srv:
+            with start("tei19", scorer=favour(partly_calibrated(known))) as srv:
                 set_plugin(host, rerank_endpoint=srv.url, rerank_candidates=40)
                 host.import_plugin("helpers.reranker").reset_state()
                 seen.clear()
@@ -246,3 +227,25 @@ def test_the_status_tool_says_the_say_the_reranker_earned(host):
         "scored"
     )
     assert "the plugin's fused order stands" in line
+
+
+@pytest.mark.parametrize(
+    "trust, raised",
+    [
+        # the real ms-marco-MiniLM-L-12-v2 against Agent Zero's embedder, on the 70 questions
+        (calibration.Trust("none", 0.633, 0.546, questions=70), True),
+        (calibration.Trust("none", 0.61, 0.546, questions=70), False),  # within twice a rerun's spread
+        (calibration.Trust("none", 0.546, 0.546, questions=70), False),  # an embedding model as a reranker
+        (calibration.Trust("none", 0.57, 0.45, questions=70), False),  # clearly better, but below the floor 0.58
+        # on the 12 the utility judge answers, the spread is wider: SOME_GAIN's bar again
+        (calibration.Trust("none", 0.55, 0.406, questions=12), False),
+        (calibration.Trust("some", 0.75, 0.546, questions=70), False),  # has its say already
+        (calibration.Trust("unmeasured", questions=70), False),
+    ],
+)
+def test_where_the_words_lead_a_reranker_clearly_better_than_the_embedder_has_some_say(trust, raised):
+    led = calibration.where_words_lead(trust)
+    assert trust.some_where_words_lead is raised
+    assert (led.say, led.where_words_lead) == (("some", True) if raised else (trust.say, False))
+    assert trust.as_dict()["some_where_words_lead"] is raised
+    assert calibration.where_words_lead(None) is None

@@ -402,3 +402,56 @@ def test_a_survey_that_fails_costs_the_recall_nothing(host, monkeypatch):
     assert memory.db not in agreement._surveys and result["memories"]
     stats = host.import_plugin("helpers.report.stats").STATS.snapshot()
     assert stats["totals"].get("fallback", 0) == 0  # the plugin's own order, not the host's fallback
+
+
+# --- a reranker's say where the words lead (calibration.where_words_lead) -------------------
+def test_a_reranker_clearly_better_than_the_embedder_has_some_say_where_the_words_lead(host):
+    """Short of some say on the calibration set, but better than this store's embedder by
+    twice a rerun's spread: some say in the store's new-chat searches, where the fused order
+    rests on the words; none in a conversation there, where the fused order is the embedder's."""
+    import asyncio
+
+    from tests.host.recall import set_plugin
+    from tests.servers import start
+    from tests.servers.scoring import partly_calibrated
+
+    calibration = host.import_plugin("helpers.scoring.calibration")
+    agent, memory = _turn_store(host, 120)
+    question = "how did the pottery7 go next weekend?"
+    history = [
+        ("user", "we talked about the weekend"),
+        ("ai", '{"tool_name": "response", "tool_args": {"text": "Yes."}}'),
+    ]
+    seen, restore = _searches(host)
+    try:
+        plain = host.run(host.recall(agent, question, []))
+        target = seen[0].fused[8].page_content  # near the top of the fused order, not in the prompt
+        assert target not in [d.page_content for d in plain["memories"][:5]]
+        embedder, _ = asyncio.run(calibration.embedder_score(memory.db.embedding_function))
+        n = len(calibration.ITEMS)
+        mrr = lambda known: (known + (n - known) / 5) / n  # noqa: E731  (the others' answers last)
+        known = next(
+            k for k in range(n + 1) if calibration.Trust("none", mrr(k), embedder, questions=n).some_where_words_lead
+        )
+        assert calibration.say_for(mrr(known), embedder) == "none"
+
+        knowing = partly_calibrated(known)
+        with start("tei19", scorer=lambda q, d: 20.0 if d == target else knowing(q, d)) as srv:
+            set_plugin(host, rerank_endpoint=srv.url)
+            host.import_plugin("helpers.reranker").reset_state()
+            seen.clear()
+            new_chat = host.run(host.recall(agent, question, []))
+            conversation = host.run(host.recall(agent, question, history))
+            tool = agent.get_tool(name="reranker_status", method=None, args={}, message="", loop_data=None)
+            status = host.run(tool.execute()).message
+    finally:
+        restore()
+    assert seen[0].words_led and seen[0].trust.say == "some" and seen[0].trust.where_words_lead
+    assert target in [d.page_content for d in new_chat["memories"][:5]]  # its pick moved up
+    assert not seen[1].words_led and seen[1].trust.say == "none"
+    assert target not in [d.page_content for d in conversation["memories"][:5]]
+    said = next(line for line in status.splitlines() if line.startswith("say in recall: "))
+    assert (
+        "gets no say in recall" in said
+        and "except in a store whose embedder misses what the message's words find" in said
+    )

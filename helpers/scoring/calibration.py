@@ -15,6 +15,10 @@ its say:
            the searches also found them near the top (the fused order's first 20)
     full   much better: its picks that stand out take the better of their two places
 
+In a store whose words lead (recall/store_agreement.py), a reranker with no say that is
+still clearly better than the embedder has some say (where_words_lead): there the fused
+order rests on the words, not on the embedder it was measured against.
+
 A tie among scores counts against the answer (a judge that scores everything alike gets
 the worst rank), so a reranker that cannot tell the memories apart earns nothing.
 

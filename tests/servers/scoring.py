@@ -120,6 +120,24 @@ def calibration_answer(question: str) -> str:
     return _calibration_answers()[question.strip()][0]
 
 
+def partly_calibrated(known: int, otherwise=None):
+    """A model that knows the answers of the first ``known`` calibration questions and puts
+    the answer last for the others (reciprocal rank 1/5: its MRR is (known + rest / 5) / n);
+    on everything else ``otherwise`` (word overlap)."""
+    order = list(_calibration_answers())
+
+    def score(query: str, document: str) -> float:
+        question = calibration_question_in(query)
+        if question is not None:
+            right = document.strip() == calibration_answer(question)
+            if order.index(question) < known:
+                return 6.0 if right else -4.0
+            return -6.0 if right else -4.0
+        return (otherwise or word_overlap)(query, document)
+
+    return score
+
+
 def relevance(query: str, document: str) -> float:
     """Relevance of `document` to `query` in logit units, in [-6, +7]: word overlap, and
     the answers of the plugin's calibration questions, as a capable model knows them."""
