@@ -172,6 +172,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--limit", type=int, help="only the first N questions")
     parser.add_argument("--half", choices=("held", "tuned"), help="only the questions of this half")
+    parser.add_argument(
+        "--words-led",
+        choices=("yes", "no"),
+        help="only the questions whose (first) search the words led, or only the others: where the earned row differs",
+    )
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument(
         "--scores", help="keep the model's scores in this file and read them from it when run again (the same dump)"
@@ -203,6 +208,9 @@ def main(argv: list[str] | None = None) -> None:
     model, scale = load_model(model_dir)
     if args.half:
         dump[name] = [q for q in dump[name] if q["half"] == args.half]
+    if args.words_led:
+        led = args.words_led == "yes"
+        dump[name] = [q for q in dump[name] if bool(q["searches"] and q["searches"][0].get("words_led")) == led]
     kept: dict[str, list[float]] = {}
     if args.scores and Path(args.scores).exists():
         kept = json.loads(Path(args.scores).read_text(encoding="utf-8"))
