@@ -205,28 +205,27 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
 def cmd_probe(args: argparse.Namespace) -> int:
     config = {**_config(args), "rerank_endpoint": args.url}
-    report = _runtime_reranker(config, url_argument="url").probe(config)
+    _runtime_reranker(config, url_argument="url")  # the runtime packages there, the settings checked
+    from .scoring import sync
+
+    report = sync.probe_report(config)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(report.as_dict(), indent=2))
     else:
         print(vocabulary.probe_headline(report))
-        if report.get("route"):
-            print(
-                words.probe_route_line(
-                    report["route"], report.get("detected_api"), report.get("scale"), report.get("batch_limit")
-                )
-            )
+        if report.route:
+            print(words.probe_route_line(report.route, report.answered_api, report.scale, report.batch_limit))
         # Reasons in full: the sentence that matters (the models a server serves) may come late.
         rows = [
-            (a["route"], a["verdict"], a["status"] or "-", f"{a['latency_ms']:.0f} ms", a["reason"])
-            for a in report.get("attempts", [])
+            (a.route.describe(), a.verdict, a.status or "-", f"{a.latency_ms:.0f} ms", a.reason)
+            for a in report.attempts
         ]
         if rows:
             print()
             print(_table(rows, ("route tried", "verdict", "http", "latency", "reason")))
-        for note in report.get("notes", []):
+        for note in report.notes:
             print(words.note_line(note))
-    return 0 if report.get("ok") else 1
+    return 0 if report.ok else 1
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -245,7 +244,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise _unreadable(args.log, "log", exc) from None
     except ValueError as exc:  # nothing in it to summarise
         raise UsageError(words.argument("log", f"{args.log}: {exc}")) from None
-    print(json.dumps(summary, indent=2) if args.json else vocabulary.decision_log_text(summary))
+    print(json.dumps(summary.as_dict(), indent=2) if args.json else vocabulary.decision_log_text(summary))
     return 0
 
 

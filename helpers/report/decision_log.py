@@ -218,7 +218,40 @@ def _finite(number: int | float) -> bool:
         return False
 
 
-def summarise(path: str, k: int = 5) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LogSummary:
+    """What summarise found in a decision log: shares of searches, and latency."""
+
+    searches: int
+    by_caller: dict[str, int]
+    k: int
+    top1_changed: float  # share of searches whose first result reranking changed
+    top_k_changed: float  # share whose top k changed
+    new_in_top_k_per_search: float
+    mean_rank_move: float  # places a memory kept in the top k moved, on average
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    unreadable_lines: int
+    read_bytes: int | None  # set when the log was too long to read whole
+
+    def as_dict(self) -> dict[str, Any]:
+        """The CLI's --json (its keys are the report's since it was first written)."""
+        k = self.k
+        return {
+            "searches": self.searches,
+            "by_caller": dict(self.by_caller),
+            "top1_changed": self.top1_changed,
+            f"top{k}_changed": self.top_k_changed,
+            f"new_in_top{k}_per_search": self.new_in_top_k_per_search,
+            "mean_rank_move": self.mean_rank_move,
+            "latency_ms": {"p50": self.latency_p50_ms, "p95": self.latency_p95_ms},
+            "k": k,
+            "unreadable_lines": self.unreadable_lines,
+            **({"read_bytes": self.read_bytes} if self.read_bytes is not None else {}),
+        }
+
+
+def summarise(path: str, k: int = 5) -> LogSummary:
     """How often reranking changed the top results, how far memories moved, and latency.
     Read line by line: only the numbers are kept, never the lines."""
     skipped = Skipped()
@@ -241,17 +274,16 @@ def summarise(path: str, k: int = 5) -> dict[str, Any]:
             [vocabulary.log_cut(MAX_LOG_BYTES)] if skipped.cut else []
         )
         raise ValueError(vocabulary.log_holds_nothing(notes))
-    summary = {
-        "searches": n,
-        "by_caller": dict(callers),
-        "top1_changed": round(top_changed / n, 3),
-        f"top{k}_changed": round(top_k_changed / n, 3),
-        f"new_in_top{k}_per_search": round(entered / n, 2),
-        "mean_rank_move": round(statistics.fmean(moves), 2) if moves else 0.0,
-        "latency_ms": {"p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95)},
-        "k": k,
-        "unreadable_lines": skipped.lines,
-    }
-    if skipped.cut:
-        summary["read_bytes"] = MAX_LOG_BYTES
-    return summary
+    return LogSummary(
+        searches=n,
+        by_caller=dict(callers),
+        k=k,
+        top1_changed=round(top_changed / n, 3),
+        top_k_changed=round(top_k_changed / n, 3),
+        new_in_top_k_per_search=round(entered / n, 2),
+        mean_rank_move=round(statistics.fmean(moves), 2) if moves else 0.0,
+        latency_p50_ms=percentile(latencies, 0.5),
+        latency_p95_ms=percentile(latencies, 0.95),
+        unreadable_lines=skipped.lines,
+        read_bytes=MAX_LOG_BYTES if skipped.cut else None,
+    )

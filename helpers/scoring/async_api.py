@@ -54,11 +54,16 @@ async def arerank(query: str, documents: Sequence[str], *, config: Mapping[str, 
 
 async def aprobe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A live correctness probe; the report as a dict (no secrets). Never raises."""
+    return (await probe_of(config)).as_dict()
+
+
+async def probe_of(config: Mapping[str, Any] | None = None) -> ProbeReport:
+    """aprobe's report, typed (the CLI words it). Never raises."""
     try:
         settings = load_settings(config)
     except SettingsError as exc:
-        return bad_setting_report(exc).as_dict()
-    return (await probe_report(settings, scorers.choose(settings))).as_dict()
+        return bad_setting_report(exc)
+    return await probe_report(settings, scorers.choose(settings))
 
 
 def bad_setting_report(exc: SettingsError) -> ProbeReport:

@@ -14,8 +14,8 @@ from typing import Any, Mapping, Sequence
 from .. import vocabulary
 from ..settings_cache import load_settings
 from . import own_loop
-from .async_api import Ranking, aprobe, arerank
-from .verdicts import failed_report
+from .async_api import Ranking, arerank, probe_of
+from .verdicts import ProbeReport, failed
 
 log = logging.getLogger("a0_reranker")
 
@@ -50,9 +50,14 @@ def rerank(query: str, documents: Sequence[str], *, config: Mapping[str, Any] | 
 
 
 def probe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Synchronous ``aprobe``: the report as a dict (no secrets)."""
+    return probe_report(config).as_dict()
+
+
+def probe_report(config: Mapping[str, Any] | None = None) -> ProbeReport:
+    """probe's report, typed; a probe that cannot finish in time is reported as failed."""
     try:
         timeout = load_settings(config).timeout + 1.0
     except Exception:
         timeout = 10.0
-    fail = failed_report("error", vocabulary.PROBE_NOT_IN_TIME)
-    return _run_sync(lambda: aprobe(config), timeout, fail)
+    return _run_sync(lambda: probe_of(config), timeout, failed("error", vocabulary.PROBE_NOT_IN_TIME))

@@ -130,6 +130,15 @@ class ProbeReport:
         """The route that answered, in words."""
         return self.chosen.route.describe() if self.chosen else None
 
+    @property
+    def answered_api(self) -> str | None:
+        """The API that answered: the chosen route's, or the in-process scorer's own name."""
+        return self.chosen.route.api if self.chosen else self.detected_api
+
+    @property
+    def scale(self) -> str | None:
+        return self.result.scale if self.result else None
+
     def __post_init__(self) -> None:
         # Shown by Test connection, the status tool and the CLI, and quoted in reasons: never a password
         self.endpoint = shown_endpoint(self.endpoint)
@@ -144,10 +153,10 @@ class ProbeReport:
             "endpoint": self.endpoint,
             "model": self.model,
             "api_setting": self.api_setting,
-            "detected_api": chosen.route.api if chosen else self.detected_api,
+            "detected_api": self.answered_api,
             "route": self.route,
             "templated": chosen.route.templated if chosen else None,
-            "scale": self.result.scale if self.result else None,
+            "scale": self.scale,
             "relevant_score": chosen.scores.get("relevant") if chosen else None,
             "irrelevant_score": chosen.scores.get("irrelevant") if chosen else None,
             "near_miss_score": chosen.scores.get("near_miss") if chosen else None,

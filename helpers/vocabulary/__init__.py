@@ -34,7 +34,7 @@ from ..errors import (
     TransportError,
 )
 from .scorer_words import UTILITY_MODEL
-from .shown import Outcome, Probed, Route, Scorer, Settings, StatusSummary, Trust
+from .shown import LogSummary, Outcome, Probed, Route, Scorer, Settings, StatusSummary, Trust
 from .transport import no_answer_within
 
 
@@ -585,9 +585,9 @@ CLI_BM25 = "lexical (built-in BM25, no server)"
 CLI_UNAVAILABLE = "the reranker is unavailable (run `probe` for the reason); nothing was reordered"
 
 
-def probe_headline(report: dict[str, Any]) -> str:
+def probe_headline(report: Probed) -> str:
     """The CLI probe's first line: usable or not, and why."""
-    return f"{'OK' if report.get('ok') else 'NOT USABLE'}: {report.get('reason')}"
+    return f"{'OK' if report.ok else 'NOT USABLE'}: {report.reason}"
 
 
 def log_cut(read_bytes: int) -> str:
@@ -595,22 +595,20 @@ def log_cut(read_bytes: int) -> str:
     return f"only the first {read_bytes >> 20} MiB were read"
 
 
-def decision_log_text(summary: dict[str, Any]) -> str:
+def decision_log_text(summary: LogSummary) -> str:
     """The CLI report's summary of a decision log (report/decision_log.summarise)."""
-    k = summary["k"]
-    lat = summary["latency_ms"]
+    k = summary.k
     return "\n".join(
         [
-            f"searches logged: {summary['searches']} "
-            f"({', '.join(f'{c}: {n}' for c, n in summary['by_caller'].items())})",
-            f"top result changed by reranking: {summary['top1_changed']:.0%} of searches",
-            f"top {k} changed: {summary[f'top{k}_changed']:.0%} of searches; "
-            f"{summary[f'new_in_top{k}_per_search']} memories per search entered the top {k}",
-            f"memories kept in the top {k} moved {summary['mean_rank_move']} places on average",
-            f"reranking latency: p50 {lat['p50']} ms, p95 {lat['p95']} ms",
+            f"searches logged: {summary.searches} ({', '.join(f'{c}: {n}' for c, n in summary.by_caller.items())})",
+            f"top result changed by reranking: {summary.top1_changed:.0%} of searches",
+            f"top {k} changed: {summary.top_k_changed:.0%} of searches; "
+            f"{summary.new_in_top_k_per_search} memories per search entered the top {k}",
+            f"memories kept in the top {k} moved {summary.mean_rank_move} places on average",
+            f"reranking latency: p50 {summary.latency_p50_ms} ms, p95 {summary.latency_p95_ms} ms",
         ]
-        + ([f"skipped {summary['unreadable_lines']} unreadable lines"] if summary.get("unreadable_lines") else [])
-        + ([log_cut(summary["read_bytes"])] if summary.get("read_bytes") else [])
+        + ([f"skipped {summary.unreadable_lines} unreadable lines"] if summary.unreadable_lines else [])
+        + ([log_cut(summary.read_bytes)] if summary.read_bytes else [])
     )
 
 

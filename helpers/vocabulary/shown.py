@@ -198,6 +198,8 @@ class Attempted(Protocol):
     route: Route
     verdict: str
     reason: str
+    status: int | None
+    latency_ms: float
 
 
 class Probed(Protocol):
@@ -207,6 +209,30 @@ class Probed(Protocol):
     reason: str
     trust_text: str | None
     attempts: list[Attempted]
+    batch_limit: int | None
+    notes: list[str]
 
     @property
     def route(self) -> str | None: ...
+
+    @property
+    def answered_api(self) -> str | None: ...
+
+    @property
+    def scale(self) -> str | None: ...
+
+
+class LogSummary(Protocol):
+    """report/decision_log.LogSummary: what a decision log says reranking did."""
+
+    searches: int
+    by_caller: dict[str, int]
+    k: int
+    top1_changed: float
+    top_k_changed: float
+    new_in_top_k_per_search: float
+    mean_rank_move: float
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    unreadable_lines: int
+    read_bytes: int | None
