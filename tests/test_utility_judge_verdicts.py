@@ -32,9 +32,23 @@ from tests.host.recall import HISTORY, QUESTION, enabled_store, fused_order, set
 
 
 @pytest.fixture
-def chat(host):
+def chat(host, monkeypatch):
     agent, memory = enabled_store(host)
+    # A judge cut short by the recall's own steps (not by its rerank_timeout) says nothing
+    # about its speed (utility.had_its_time). These tests give it 0.5 s; on a loaded machine
+    # the steps before the call can take more than the quarter second the slack allows, so
+    # here the slack leaves it 0.05 s: the verdicts below are about a judge that had its time.
+    monkeypatch.setattr(host.import_plugin("helpers.scoring.scorers.utility"), "SLACK_MIN_S", 0.45)
     return host, agent, memory
+
+
+def test_a_judge_cut_short_by_the_recalls_own_steps_is_not_called_too_slow(host):
+    utility = host.import_plugin("helpers.scoring.scorers.utility")
+    five = host.import_plugin("helpers.settings").Settings.from_mapping({"rerank_timeout": 5.0})
+    slack = max(utility.SLACK_MIN_S, utility.SLACK_SHARE * five.timeout)
+    assert slack == 1.0  # a fifth of the timeout, above the quarter-second floor
+    assert utility.had_its_time(5.0, five) and utility.had_its_time(4.0, five)
+    assert not utility.had_its_time(3.99, five)  # cut short by the recall's own time: says nothing
 
 
 class SlowCounted(SlowJudge):
