@@ -6,6 +6,7 @@ caller's filter, reads each memory only to its cut, and does its work off the ev
 import threading
 
 import pytest
+from langchain_core.documents import Document
 
 FILLER = [f"Notes on the garden, week {n}: watered the tomatoes and weeded the beds." for n in range(40)]
 NEEDLE = "Invoice QX-7741 from Brightline Ltd was paid by bank transfer."
@@ -52,6 +53,30 @@ def test_the_index_follows_inserts_deletes_and_a_consolidation(host):
         await host.insert(memory, ["Merged: invoice QX-7741 and the garden notes."])
         found = _texts(await index.search(memory.db, "QX-7741 garden", 50, None))
         assert found[0].startswith("Merged:") and FILLER[0] not in found
+
+    host.run(main())
+
+
+def test_an_edited_memory_is_found_by_its_new_words_not_its_old(host):
+    """Agent Zero edits a memory (the memory dashboard, a consolidation's UPDATE) with
+    Memory.update_documents: deleted and added again under the same id, new text."""
+
+    async def main():
+        index = _index(host)
+        memory, ids = await _store(host, FILLER + [NEEDLE])
+        assert _texts(await index.search(memory.db, "QX-7741", 5, None)) == [NEEDLE]
+        old = memory.db.docstore.search(ids[-1])
+        edited = Document("Invoice ZR-0193 from Brightline Ltd is still open.", metadata=dict(old.metadata))
+        await memory.update_documents([edited])
+        assert await index.search(memory.db, "QX-7741", 5, None) == []
+        assert _texts(await index.search(memory.db, "ZR-0193", 5, None)) == [edited.page_content]
+        # Edited again: the other memories keep what they were indexed from.
+        again = Document(
+            "Notes on the pond: the koi were fed twice.", metadata=dict(memory.db.docstore.search(ids[0]).metadata)
+        )
+        await memory.update_documents([again])
+        assert _texts(await index.search(memory.db, "koi", 5, None)) == [again.page_content]
+        assert _texts(await index.search(memory.db, "ZR-0193", 5, None)) == [edited.page_content]
 
     host.run(main())
 

@@ -8,7 +8,8 @@ over every memory of the store, not only over what the embedder found.
 The index is built once per store, in a worker thread (never on the event loop), and kept
 in step incrementally: LangChain's FAISS appends new vectors at the next positions of
 ``index_to_docstore_id`` (an insert: only the new ids are read), and rebuilds that dict on
-a delete (a consolidation, a forget: the ids are compared). A query scores each of its
+a delete (a consolidation, a forget, an edit: every memory is compared with the text it
+was indexed from, so one deleted and added back under its id with new text is read again). A query scores each of its
 terms over the term's whole posting list with numpy (a word most memories hold is tens of
 thousands of postings at 100k memories), and reads the ranking only as deep as the
 caller's filter needs. A recall waits for the index at most ``WAIT_S``; a store too large
@@ -78,6 +79,7 @@ class StoreIndex:
         self.ids: list[str | None] = []  # slot -> doc id, None once deleted
         self.lengths = array("d")  # slot -> how many terms it holds, 0 once deleted
         self.doc_terms: list[tuple[str, ...]] = []  # slot -> its distinct terms
+        self.read = array("q")  # slot -> the hash of the text it was indexed from
         self.postings: dict[str, bytearray] = {}  # term -> its postings (_POSTING each)
         self.df: dict[str, int] = {}  # term -> how many live memories hold it
         self.total = 0
@@ -104,21 +106,32 @@ class StoreIndex:
         ``ids``: the docstore ids of ``mapping`` in its order, copied on the loop."""
         with self.lock:
             if self.mapping is mapping and self.mapping_len <= len(ids):
-                added, removed = ids[self.mapping_len :], []
+                to_read, removed = ids[self.mapping_len :], []
             else:
+                # Every id is read again, not only the new ones: Agent Zero edits a memory
+                # (update_documents: the dashboard, a consolidation's UPDATE) by deleting it
+                # and adding it back under the same id with its new text.
                 now = set(ids)
                 removed = [doc_id for doc_id in self.slot_of if doc_id not in now]
-                added = [doc_id for doc_id in ids if doc_id not in self.slot_of]
+                to_read = ids
             for doc_id in removed:
                 self._remove(doc_id)
-            for doc_id in added:
-                doc = docstore.search(doc_id)
-                text = getattr(doc, "page_content", None)
-                if isinstance(text, str):
-                    self._add(doc_id, text[:DOC_CHARS])
+            for doc_id in to_read:
+                self._read(doc_id, docstore.search(doc_id))
             if self.dead > max(len(self.slot_of), _PACK_AT_LEAST):
                 self._pack()
             self.mapping, self.mapping_len = mapping, len(ids)
+
+    def _read(self, doc_id: str, doc: Any) -> None:
+        """Index ``doc`` under ``doc_id`` unless it holds what it was indexed from."""
+        text = getattr(doc, "page_content", None)
+        if not isinstance(text, str):  # gone, or never a memory the index can read
+            self._remove(doc_id)
+            return
+        text = text[:DOC_CHARS]  # the text itself when shorter: its hash is already known
+        slot = self.slot_of.get(doc_id)
+        if slot is None or self.read[slot] != hash(text):
+            self._add(doc_id, text)
 
     def _add(self, doc_id: str, text: str) -> None:
         counts = Counter(_tokens(text))
@@ -130,6 +143,7 @@ class StoreIndex:
         self.lengths.append(length)
         self.total += length
         self.doc_terms.append(tuple(counts))
+        self.read.append(hash(text))
         postings, df, pack = self.postings, self.df, _POSTING.pack
         for term, n in counts.items():
             if term in postings:
@@ -173,6 +187,7 @@ class StoreIndex:
         self.slot_of = {doc_id: slot for slot, doc_id in enumerate(self.ids)}
         self.lengths = array("d", (self.lengths[slot] for slot in keep))
         self.doc_terms = [self.doc_terms[slot] for slot in keep]
+        self.read = array("q", (self.read[slot] for slot in keep))
         self.dead = 0
 
     def scores(self, text: str) -> tuple[Any, Any]:
