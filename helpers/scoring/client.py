@@ -183,15 +183,39 @@ async def _pinned(target: httpx.URL, headers: dict[str, str], settings: Settings
     return target.copy_with(host=address), named, {"sni_hostname": target.host}
 
 
-def _transport_failure(exc: Exception, settings: Settings) -> RerankError:
-    """Every httpx failure as a typed reranker error."""
+def _transport_failure(exc: Exception, settings: Settings, target: str) -> RerankError:
+    """Every httpx failure as a typed reranker error (and what httpx lets through from a
+    redirect it follows: a Location it cannot read, a name IDNA refuses)."""
     if isinstance(exc, httpx.TimeoutException):
         return DeadlineExceeded(words.no_answer_within(settings.timeout))
     if isinstance(exc, httpx.TooManyRedirects):
         return RedirectLoop(words.REDIRECT_LOOP)
     if isinstance(exc, httpx.DecodingError):
         return MalformedResponse(words.corrupt_compressed())
-    return TransportError(f"{type(exc).__name__}: {scrub(str(exc), settings) or words.CONNECTION_FAILED}")
+    return TransportError(
+        f"{type(exc).__name__}: {scrub(str(exc), settings) or words.CONNECTION_FAILED}",
+        unreachable=isinstance(exc, httpx.ConnectError) and _same_origin(_failed_url(exc), target),
+    )
+
+
+# What a request may raise besides httpx.HTTPError: a redirect to a Location httpx cannot
+# read (InvalidURL), or to a name IDNA refuses (UnicodeError).
+_REQUEST_FAILURES = (httpx.HTTPError, httpx.InvalidURL, UnicodeError)
+
+
+def _failed_url(exc: Exception) -> str:
+    try:
+        return str(exc.request.url)  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # no request attached
+        return ""
+
+
+def _same_origin(a: str, b: str) -> bool:
+    try:
+        x, y = httpx.URL(a), httpx.URL(b)
+    except (httpx.InvalidURL, UnicodeError, TypeError):
+        return False
+    return (x.scheme, x.host, x.port) == (y.scheme, y.host, y.port)
 
 
 async def _decode(content: bytes, content_type: str) -> Any:
@@ -229,8 +253,8 @@ async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline
                 return _raise_error_answer(response, await _error_text(response), settings)
             payload = await read_capped(response, limit)
             content_type = response.headers.get("content-type", "")
-    except httpx.HTTPError as exc:
-        raise _transport_failure(exc, settings) from None
+    except _REQUEST_FAILURES as exc:
+        raise _transport_failure(exc, settings, target) from None
     return await _decode(payload, content_type)
 
 
@@ -252,6 +276,10 @@ def _raise_error_answer(response: httpx.Response, text: str, settings: Settings)
     if answer.batch_limit and response.status_code in (413, 422, 400):
         raise BatchTooLarge(response.status_code, message, answer.batch_limit)
     models = tuple(scrub(name, settings) for name in answer.models)
+    # Read together, as the sentence naming them does: a key cut into names too short to
+    # give it away one by one is still the key.
+    if models and scrub(", ".join(models), settings) != ", ".join(models):
+        models = ()
     raise ServerError(response.status_code, message, retry_after=_retry_after(response), models=models)
 
 
@@ -280,7 +308,7 @@ async def get_json(url: str, settings: Settings, deadline: Deadline) -> Any | No
                 payload = await read_capped(response, MAX_RESPONSE_BYTES)
                 content_type = response.headers.get("content-type", "")
         return await _decode(payload, content_type)
-    except (httpx.HTTPError, RerankError, TimeoutError):
+    except (*_REQUEST_FAILURES, RerankError, TimeoutError):
         return None
 
 

@@ -31,7 +31,7 @@ WITHHELD = words.KEY_WITHHELD
 # in ordinary words, and a few characters do not give a key away.
 _PIECE = 8
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
-_SPLITTERS = re.compile(r"""["'\s,+\\]""")
+_SPLITTERS = re.compile(r"""["'\s,+\\|\[\]]""")  # what a repr, a list or a table puts between parts
 
 
 def scrub(text: str, key: str) -> str:

@@ -67,6 +67,22 @@ class _Inflater:
                 yield piece
 
 
+# The content codings IANA registers: a header of these alone is named in the error; any
+# other text in it is not repeated anywhere (a server may echo the Authorization header).
+_REGISTERED_CODINGS = frozenset(
+    ("aes128gcm", "br", "compress", "dcb", "dcz", "deflate", "exi", "gzip", "identity", "pack200-gzip")
+    + ("x-compress", "x-gzip", "zstd")
+)
+# Chunks read between two turns of the event loop: the transport hands over every chunk
+# it has buffered without awaiting, and a body sent a byte a chunk is thousands of them.
+_CHUNKS_PER_TURN = 256
+
+
+def _named(coding: str) -> str | None:
+    codings = [c.strip() for c in coding.split(",")]
+    return ", ".join(codings) if len(codings) <= 4 and all(c in _REGISTERED_CODINGS for c in codings) else None
+
+
 async def read_capped(response: httpx.Response, limit: int, *, cut: bool = False) -> bytes:
     """The decoded body of a streamed ``response``, or ``ResponseTooLarge`` once it passes
     ``limit`` bytes (with ``cut``: its first ``limit`` bytes). Stops reading there: the
@@ -77,10 +93,14 @@ async def read_capped(response: httpx.Response, limit: int, *, cut: bool = False
     elif coding in ("gzip", "x-gzip", "deflate"):
         inflater = _Inflater(coding)
     else:  # we asked for gzip or deflate only; "br", "zstd" or a chain of codings was not asked for
-        raise MalformedResponse(words.coding_not_asked_for(coding[:40]))
+        raise MalformedResponse(words.coding_not_asked_for(_named(coding)))
     parts: list[bytes] = []
     size = 0
+    chunks = 0
     async for raw in response.aiter_raw():
+        chunks += 1
+        if inflater is None and chunks % _CHUNKS_PER_TURN == 0:
+            await asyncio.sleep(0)
         pieces = [raw] if inflater is None else inflater.feed(raw, min(limit - size + 1, _PIECE))
         for piece in pieces:
             if inflater is not None:

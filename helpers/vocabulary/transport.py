@@ -38,7 +38,11 @@ def corrupt_compressed(coding: str = "") -> str:
     return f"the {what} answer is corrupt and cannot be decompressed"
 
 
-def coding_not_asked_for(coding: str) -> str:
+def coding_not_asked_for(coding: str | None) -> str:
+    """``coding``: the header's codings when each is a registered name, else None (the
+    header is the server's to write: it may echo anything sent, a key included)."""
+    if coding is None:
+        return "the answer is compressed in a coding that was not asked for"
     return f"the answer is compressed as '{coding}', which was not asked for"
 
 

@@ -23,6 +23,8 @@ ECHO_SHAPES = (
     "header",  # a 400 that reflects every request header into its body
     "model",  # a 404 listing the header as the models the server serves
     "redirect",  # a 307 whose Location holds the header; the target 404s naming its URL
+    "coding",  # a 200 whose Content-Encoding is the header (as sent: a header holds one form)
+    "model_pieces",  # a 404 listing the header cut into 7-character names, none a piece of 8
 )
 REDIRECTED = "/echo-redirected"
 
@@ -63,6 +65,14 @@ def reply(shape: str, raw_path: str, headers: dict, normal: Reply, backend) -> R
         return backend.error_reply(400, f"unexpected request headers: {json.dumps(headers)}")
     if shape == "model":
         names = [headers.get("authorization", "")] + echoed.split(" | ")
+        return backend.error_reply(404, f"Model not found. Available model names are {names!r}")
+    if shape == "coding":
+        return Reply(
+            normal.status, normal.body, normal.content_type, {"content-encoding": headers.get("authorization", "")}
+        )
+    if shape == "model_pieces":
+        sent = headers.get("authorization", "")
+        names = [sent[i : i + 7] for i in range(0, len(sent), 7)]
         return backend.error_reply(404, f"Model not found. Available model names are {names!r}")
     if shape == "redirect":
         return Reply(307, b"", None, {"location": f"{REDIRECTED}?token={quote(echoed, safe='')}"})
