@@ -41,9 +41,15 @@ class BatchTooLarge(ServerError):
 
 
 class TransportError(RerankError):
-    """Connection refused or reset, DNS failure, TLS failure: worth one more try."""
+    """Connection refused or reset, DNS failure, TLS failure: worth one more try.
+    ``unreachable``: the endpoint's own host refused or could not be found (not a dropped
+    answer, not a redirect's target): every other path of it would fail the same way."""
 
     retryable = True
+
+    def __init__(self, message: str, *, unreachable: bool = False):
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 class DeadlineExceeded(RerankError):

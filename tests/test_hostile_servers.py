@@ -103,6 +103,28 @@ def test_a_redirect_loop_on_one_route_is_a_server_error_and_the_probe_goes_on():
     assert "redirect" in report["attempts"][0]["reason"]
 
 
+def test_a_route_closed_without_an_answer_is_no_unreachable_host_and_the_probe_goes_on():
+    # A proxy that serves only TEI's /rerank and drops every other path (nginx "return 444").
+    with hostile.serve("tei19", {"/v1/rerank": hostile.unanswered, "/v2/rerank": hostile.unanswered}) as srv:
+        report = _probe(srv.url)
+    assert report["ok"] and report["route"] == "tei /rerank", report
+    assert "disconnected" in report["attempts"][0]["reason"].lower()
+
+
+@pytest.mark.parametrize("location", ["http://xn--/", "http://127.0.0.1:{closed}/elsewhere"])
+def test_a_redirect_nowhere_is_a_transport_error_of_that_route_and_the_probe_goes_on(location):
+    # A name IDNA refuses (httpx raises UnicodeError, no HTTPError), a port nobody listens on
+    # (a refused connection, but not the endpoint's own host).
+    moved = lambda request: hostile.Answer(
+        307, {"Location": location.format(closed=hostile.free_port()), "Content-Length": "0"}
+    )
+    with hostile.serve("tei19", {"/v1/rerank": moved}) as srv:
+        report = _probe(srv.url)
+        with pytest.raises(RerankError):
+            asyncio.run(client.score(_settings(srv.url), Route(RERANK, "/v1/rerank"), QUERY, DOCS, Deadline.after(5)))
+    assert report["ok"] and report["route"] == "tei /rerank", report
+
+
 def test_a_batch_limit_with_five_thousand_digits_is_no_limit_and_the_probe_goes_on():
     body = json.dumps(
         {"detail": [{"type": "x", "loc": ["body"], "msg": f"List should have at most {'9' * 5000} items"}]}

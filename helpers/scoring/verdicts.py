@@ -74,6 +74,7 @@ class Attempt:
     timed_out: bool = False  # no answer within the call's deadline
     malformed: bool = False  # an answer that could not be read as scores
     bad_setting: bool = False  # nothing was sent: a setting cannot make a request (NotConfigured)
+    unreachable: bool = False  # the endpoint's host refused or was not found (TransportError.unreachable)
 
     def as_dict(self) -> dict[str, Any]:
         return {

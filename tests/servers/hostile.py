@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 from .base import Request
 from .kinds import make_backend
 
-__all__ = ["Answer", "serve", "drip", "gzip_bomb", "padded_json", "redirect_loop", "HostileServer"]
+__all__ = ["Answer", "serve", "drip", "gzip_bomb", "padded_json", "redirect_loop", "unanswered", "HostileServer"]
 
 
 @dataclass
@@ -40,7 +40,7 @@ class Answer:
     length: int | None = None  # a Content-Length to announce; None = chunked
 
 
-Script = Callable[[Request], Answer]
+Script = Callable[[Request], "Answer | None"]  # None: the connection is closed, nothing said
 
 
 def drip(body: bytes, every: float, content_type: str = "application/json") -> Script:
@@ -72,6 +72,11 @@ def gzip_bomb(payload: bytes, padding: int) -> bytes:
 
 def gzipped(payload: bytes) -> bytes:
     return gzip.compress(payload)
+
+
+def unanswered(request: Request) -> None:
+    """What nginx's ``return 444`` does to a path it does not proxy: close, say nothing."""
+    return None
 
 
 def redirect_loop(request: Request) -> Answer:
@@ -108,10 +113,13 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         owner.record(request)
         script = owner.scripts.get(path)
+        answer = None if script is None else script(request)
         if script is None:
             self._send_reply(owner.backend.handle(request))
+        elif answer is None:
+            self.close_connection = True
         else:
-            self._stream(path, script(request))
+            self._stream(path, answer)
 
     do_POST = do_GET
 

@@ -71,7 +71,7 @@ async def _probe(settings: Settings, deadline: Deadline, report: ProbeReport) ->
     for route in candidate_routes(settings.endpoint, settings.api):
         attempt = await _try_route(settings, route, deadline)
         report.attempts.append(attempt)
-        if attempt.verdict == "error" and attempt.status is None and "connect" in attempt.reason.lower():
+        if attempt.unreachable:
             break  # the host itself is unreachable: every other route would fail the same way
         if attempt.status in (401, 403):
             break  # the key was refused: do not send it to every other path as well
@@ -107,7 +107,7 @@ async def _try_route(settings: Settings, route: Route, deadline: Deadline) -> At
     except ServerError as exc:
         attempt.status, attempt.reason, attempt.models = exc.status, str(exc), exc.models
     except TransportError as exc:
-        attempt.reason = vocabulary.probe_cannot_connect(str(exc))
+        attempt.reason, attempt.unreachable = vocabulary.probe_cannot_connect(str(exc)), exc.unreachable
     except DeadlineExceeded as exc:
         attempt.reason, attempt.timed_out = str(exc), True
     except NotConfigured as exc:
@@ -153,7 +153,7 @@ def _explain_failure(report: ProbeReport) -> None:
         report.verdict, report.reason = "error", vocabulary.PROBE_NO_ROUTE
     elif attempts[-1].bad_setting:
         report.verdict, report.reason = "bad_setting", attempts[-1].reason
-    elif all(a.status is None and "connect" in a.reason.lower() for a in attempts):
+    elif all(a.unreachable for a in attempts):
         report.verdict, report.reason = "unreachable", vocabulary.probe_unreachable(report.endpoint, attempts[0].reason)
     elif attempts[-1].timed_out:
         report.verdict, report.reason = "timeout", vocabulary.probe_timeout(report.endpoint, attempts[-1].reason)
