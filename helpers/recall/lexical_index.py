@@ -9,10 +9,10 @@ The index is built once per store, in a worker thread (never on the event loop),
 in step incrementally: LangChain's FAISS appends new vectors at the next positions of
 ``index_to_docstore_id`` (an insert: only the new ids are read), and rebuilds that dict on
 a delete (a consolidation, a forget, an edit: every memory is compared with the text it
-was indexed from, so one deleted and added back under its id with new text is read again). A query scores each of its
-terms over the term's whole posting list with numpy (a word most memories hold is tens of
-thousands of postings at 100k memories), and reads the ranking only as deep as the
-caller's filter needs. A recall waits for the index at most ``WAIT_S``; a store too large
+was indexed from, so one deleted and added back under its id with new text is read
+again). A query scores each of its terms over the term's whole posting list with numpy (a
+word most memories hold is tens of thousands of postings at 100k memories), and reads the
+ranking only as deep as the caller's filter needs. A recall waits for the index at most ``WAIT_S``; a store too large
 to index by then is searched without it until the build finishes in the background. Each
 memory is cut to ``DOC_CHARS`` before it is read, so a huge memory costs no more than a
 long one.
