@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from collections import defaultdict
 from typing import Callable, Iterable, Sequence
@@ -32,8 +33,7 @@ def zscores(scores: Sequence[float]) -> list[float]:
     """Each score's distance from the list's mean in standard deviations (a list of one: 0)."""
     if len(scores) < 2:
         return [0.0] * len(scores)
-    mean = sum(scores) / len(scores)
-    spread = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5 or 1.0
+    mean, spread = statistics.fmean(scores), statistics.pstdev(scores) or 1.0
     return [(s - mean) / spread for s in scores]
 
 

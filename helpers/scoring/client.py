@@ -278,7 +278,8 @@ def _raise_error_answer(response: httpx.Response, text: str, settings: Settings)
     models = tuple(scrub(name, settings) for name in answer.models)
     # Read together, as the sentence naming them does: a key cut into names too short to
     # give it away one by one is still the key.
-    if models and scrub(", ".join(models), settings) != ", ".join(models):
+    named = ", ".join(models)
+    if scrub(named, settings) != named:
         models = ()
     raise ServerError(response.status_code, message, retry_after=_retry_after(response), models=models)
 

@@ -113,10 +113,11 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         owner.record(request)
         script = owner.scripts.get(path)
-        answer = None if script is None else script(request)
         if script is None:
             self._send_reply(owner.backend.handle(request))
-        elif answer is None:
+            return
+        answer = script(request)
+        if answer is None:
             self.close_connection = True
         else:
             self._stream(path, answer)
