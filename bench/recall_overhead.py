@@ -21,9 +21,9 @@ async def _capture_body(r, recall) -> tuple[str, dict]:
     sent: list[tuple[str, dict]] = []
     post_json = r.client.post_json
 
-    async def spy(url, body, settings, deadline):
+    async def spy(url, body, settings, deadline, **rest):
         sent.append((url, body))
-        return await post_json(url, body, settings, deadline)
+        return await post_json(url, body, settings, deadline, **rest)
 
     r.client.post_json = spy
     try:

@@ -43,15 +43,49 @@ def _on(path: str, answer) -> dict:
 
 # --- answers too large to hold ----------------------------------------------------------------
 def test_an_answer_larger_than_the_cap_is_refused_before_it_is_read_whole():
-    padding = 64 * client.MAX_RESPONSE_BYTES
+    padding = 64 << 20
     script = lambda request: hostile.Answer(
         200, {"Content-Type": "application/json"}, hostile.padded_json(TEI_ANSWER, padding)
     )
     with hostile.serve("tei19", _on("/rerank", script)) as srv:
         with pytest.raises(ResponseTooLarge) as caught:
             _score(_settings(srv.url))
-        assert "too large" in str(caught.value) and "8 MiB" in str(caught.value)
+        assert "too large" in str(caught.value)
         assert srv.finished("/rerank") == 0 and srv.sent["/rerank"] < padding
+
+
+def _echoing_every_document(request) -> hostile.Answer:
+    """vLLM's /rerank answer: each document echoed, escaped to ASCII (6 bytes for a 2-byte
+    character), with a usage envelope."""
+    documents = json.loads(request.body)["documents"]
+    results = [
+        {"index": i, "document": {"text": text, "multi_modal": None}, "relevance_score": 1.0 - i / len(documents)}
+        for i, text in enumerate(documents)
+    ]
+    answer = {"id": "rerank-1", "model": "m", "usage": {"total_tokens": 9}, "results": results}
+    return hostile.Answer(200, {"Content-Type": "application/json"}, [json.dumps(answer, ensure_ascii=True).encode()])
+
+
+def test_an_answer_echoing_every_document_fits_its_ceiling_however_long_the_documents():
+    documents = [f"mémoire numéro {i}: " + "é" * 7_980 for i in range(20)]  # 20 x 8,000 characters
+    with hostile.serve("tei19", _on("/v1/rerank", _echoing_every_document)) as srv:
+        scores = asyncio.run(
+            client.score(_settings(srv.url), Route(RERANK, "/v1/rerank"), QUERY, documents, Deadline.after(10))
+        )
+    assert scores == pytest.approx([1.0 - i / 20 for i in range(20)])
+
+
+def test_an_answer_is_held_to_what_was_asked_not_a_fixed_size():
+    # A hostile server answering two short documents with 1 MiB: before, read and parsed
+    # (up to 8 MiB, ~180 ms with every chat's event loop held); now cut off.
+    assert client.answer_ceiling(2, 200) < 128 << 10
+    script = lambda request: hostile.Answer(
+        200, {"Content-Type": "application/json"}, hostile.padded_json(TEI_ANSWER, 1 << 20)
+    )
+    with hostile.serve("tei19", _on("/rerank", script)) as srv:
+        with pytest.raises(ResponseTooLarge) as caught:
+            _score(_settings(srv.url))
+    assert "more than 66 KiB" in str(caught.value)
 
 
 def test_a_gzip_bomb_is_counted_after_decompression_and_cut_off():
@@ -75,7 +109,7 @@ def test_a_small_gzipped_answer_still_reads():
 
 def test_an_oversized_answer_on_one_route_is_named_and_the_probe_goes_on():
     script = lambda request: hostile.Answer(
-        200, {"Content-Type": "application/json"}, hostile.padded_json(b"[]", 4 * client.MAX_RESPONSE_BYTES)
+        200, {"Content-Type": "application/json"}, hostile.padded_json(b"[]", 32 << 20)
     )
     with hostile.serve("tei19", _on("/v1/rerank", script)) as srv:
         report = _probe(srv.url)

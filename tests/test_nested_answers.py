@@ -23,9 +23,8 @@ DEEP_BRACKETS = b"[" * 60000
 DEEP_MODEL_LIST = json.dumps(
     {"error": {"message": "Invalid model. Available model names are [" + "-" * 25000 + "1]"}}
 ).encode()
-# Padded past the size the client decodes in a thread, where the stack is shallow: it
-# decodes there, and printing its error on the event loop ran out of stack.
-DEEP_ERROR_ON_200 = b'{"error": ' + b"[" * 980 + b"]" * 980 + b"}" + b" " * (client._PARSE_IN_THREAD_BYTES + 1024)
+# Deep enough that decoding it, or printing its error, runs out of stack.
+DEEP_ERROR_ON_200 = b'{"error": ' + b"[" * 980 + b"]" * 980 + b"}"
 
 
 def _answer(status: int, body: bytes):

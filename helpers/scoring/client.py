@@ -41,15 +41,17 @@ from .wire._parse import decode_json
 _BACKOFF = {"scale": 1.0}
 _MAX_BACKOFF_S = 2.0
 
-# The largest answer read, counted after decompression. A rerank answer is ~60 bytes per
-# document: 2,048 documents (pydantic servers' batch cap) come to ~120 KB, and 8 MiB leaves
-# room for servers that echo documents back (Jina does by default) at ordinary sizes. An
-# answer may also echo everything a request sent, at up to 3x for JSON's \uXXXX escapes,
-# so the ceiling for one request is this plus three times its body.
-MAX_RESPONSE_BYTES = 8 << 20
+# An answer's ceiling, counted after decompression, is sized by what was asked: a rerank
+# answer is ~60 bytes per document (SGLang's, with its meta_info, ~300), around an envelope
+# of model, usage and ids, and it may echo everything the request sent (vLLM echoes each
+# document, Jina does by default), at up to 3x for JSON's \uXXXX escapes. A bigger answer
+# only costs: json.loads holds the GIL for ~22 ms per MiB, in a worker thread as much as on
+# the event loop (an 8 MiB one stalled every chat ~180 ms either way), so it is parsed where
+# it arrives and kept to this size.
+_ANSWER_ENVELOPE_BYTES = 64 << 10
+_ANSWER_BYTES_PER_DOCUMENT = 1 << 10
 ERROR_BODY_BYTES = 64 << 10  # an error answer: its message and a batch limit come first
-# Bodies past this are parsed in a thread: json.loads of megabytes holds the loop.
-_PARSE_IN_THREAD_BYTES = 256 << 10
+INFO_BODY_BYTES = 64 << 10  # TEI's /info is ~1 KB
 # A best-effort GET (TEI's /info) is given at most this long, inside the call's deadline.
 _INFO_SECONDS = 2.0
 
@@ -218,21 +220,22 @@ def _same_origin(a: str, b: str) -> bool:
     return (x.scheme, x.host, x.port) == (y.scheme, y.host, y.port)
 
 
-async def _decode(content: bytes, content_type: str) -> Any:
-    if len(content) > _PARSE_IN_THREAD_BYTES:
-        return await asyncio.to_thread(decode_json, content, content_type)
-    return decode_json(content, content_type)
+def answer_ceiling(documents: int, request_bytes: int) -> int:
+    """The most bytes an answer to a request of ``documents`` documents in ``request_bytes``
+    bytes may have, decompressed."""
+    return _ANSWER_ENVELOPE_BYTES + _ANSWER_BYTES_PER_DOCUMENT * documents + 3 * request_bytes
 
 
-async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline: Deadline) -> Any:
-    """One POST; returns the decoded JSON or raises a typed ``RerankError``."""
+async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline: Deadline, *, documents: int) -> Any:
+    """One POST asking for one score for each of ``documents`` documents; returns the
+    decoded JSON or raises a typed ``RerankError``."""
     remaining = deadline.remaining()
     if remaining <= 0:
         raise DeadlineExceeded(words.NOT_SENT_IN_TIME)
     target, headers = _checked_request(url, settings)
     target, headers, extensions = await _pinned(target, headers, settings)
     content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-    limit = MAX_RESPONSE_BYTES + 3 * len(content)
+    limit = answer_ceiling(documents, len(content))
     client = await http_client()
     try:
         # With the privacy guard on, a redirect could lead memory text off the private
@@ -255,7 +258,7 @@ async def post_json(url: str, body: dict[str, Any], settings: Settings, deadline
             content_type = response.headers.get("content-type", "")
     except _REQUEST_FAILURES as exc:
         raise _transport_failure(exc, settings, target) from None
-    return await _decode(payload, content_type)
+    return decode_json(payload, content_type)
 
 
 async def _error_text(response: httpx.Response) -> str:
@@ -306,9 +309,9 @@ async def get_json(url: str, settings: Settings, deadline: Deadline) -> Any | No
             ) as response:
                 if response.status_code != 200:
                     return None
-                payload = await read_capped(response, MAX_RESPONSE_BYTES)
+                payload = await read_capped(response, INFO_BODY_BYTES)
                 content_type = response.headers.get("content-type", "")
-        return await _decode(payload, content_type)
+        return decode_json(payload, content_type)
     except (*_REQUEST_FAILURES, RerankError, TimeoutError):
         return None
 
@@ -335,7 +338,9 @@ def _stop(settings: Settings, deadline: Deadline):
     return stop
 
 
-async def post_with_retries(url: str, body: dict[str, Any], settings: Settings, deadline: Deadline) -> Any:
+async def post_with_retries(
+    url: str, body: dict[str, Any], settings: Settings, deadline: Deadline, *, documents: int
+) -> Any:
     retrying = AsyncRetrying(
         retry=retry_if_exception(lambda e: isinstance(e, RerankError) and e.retryable),
         stop=_stop(settings, deadline),
@@ -344,7 +349,7 @@ async def post_with_retries(url: str, body: dict[str, Any], settings: Settings, 
     )
     async for attempt in retrying:
         with attempt:
-            return await post_json(url, body, settings, deadline)
+            return await post_json(url, body, settings, deadline, documents=documents)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -426,7 +431,8 @@ async def _score_batches(
 async def _score_one(
     url: str, route: Route, query: str, texts: list[str], settings: Settings, deadline: Deadline
 ) -> list[float]:
-    payload = await post_with_retries(url, route.dialect.body(query, texts, settings.model), settings, deadline)
+    body = route.dialect.body(query, texts, settings.model)
+    payload = await post_with_retries(url, body, settings, deadline, documents=len(texts))
     try:
         return route.dialect.parse(payload, len(texts))
     except ServerError as exc:  # an error body on a 2xx: its text may echo what we sent

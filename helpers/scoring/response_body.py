@@ -26,8 +26,8 @@ _RAW_DEFLATE_WBITS = -zlib.MAX_WBITS
 _PIECE = 256 << 10
 
 
-def _mib(n: int) -> str:
-    return f"{n / (1 << 20):.3g} MiB"
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):.3g} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
 
 
 class _Inflater:
@@ -110,6 +110,6 @@ async def read_capped(response: httpx.Response, limit: int, *, cut: bool = False
                 if cut:
                     parts.append(piece[: len(piece) - (size - limit)])
                     return b"".join(parts)
-                raise ResponseTooLarge(words.answer_too_large(_mib(limit)))
+                raise ResponseTooLarge(words.answer_too_large(_size(limit)))
             parts.append(piece)
     return b"".join(parts)
