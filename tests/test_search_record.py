@@ -3,6 +3,8 @@ the record the last of them; what a search changed versus the host is worked out
 read by the counters, the decision log and the chat line; a fallback is kept the same way;
 and bookkeeping that fails costs the recall nothing. Through the stand-in host."""
 
+import pytest
+
 from tests.host.recall import HISTORY, QUESTION, enabled_store, ids, set_plugin, spy_on_stage
 
 
@@ -133,3 +135,50 @@ def _host_alone(host, agent):
         return host.run(host.recall(agent, QUESTION, HISTORY))
     finally:
         host.toggle(True)
+
+
+class _Unwritable:
+    def __repr__(self):
+        raise ValueError("no words for this")
+
+
+@pytest.mark.parametrize("breaks", ["the counters", "the chat line", "the failure's own message"])
+def test_a_fallback_whose_record_fails_still_returns_the_hosts_own_answer(host, monkeypatch, breaks):
+    agent, memory = enabled_store(host)
+    set_plugin(host)
+    expected = _host_alone(host, agent)
+    pipeline = host.import_plugin("helpers.recall.pipeline")
+    failure = RuntimeError("the store is gone")
+    if breaks == "the counters":
+        monkeypatch.setattr(host.import_plugin("helpers.report.stats").STATS, "record", _raise)
+    elif breaks == "the chat line":
+        monkeypatch.setattr(host.import_plugin("helpers.vocabulary"), "fallback_head", _raise)
+    else:
+        failure = KeyError(_Unwritable())  # str() of it raises
+
+    def broken(real, memory, search):
+        raise failure
+
+    restore = spy_on_stage(pipeline, "fuse", broken)
+    try:
+        result = host.run(host.recall(agent, QUESTION, HISTORY))  # before: the failure escaped
+    finally:
+        restore()
+    assert result["error"] is None
+    assert ids(result["memories"]) == ids(expected["memories"])
+
+
+def test_a_shadow_measurement_that_cannot_start_costs_the_recall_nothing(host, monkeypatch):
+    agent, memory = enabled_store(host)
+    set_plugin(host, rerank_apply=False)
+    expected = _host_alone(host, agent)
+    reranker = host.import_plugin("helpers.reranker")
+    reranker.reset_state()  # the next measurement registers its stopper again
+    monkeypatch.setattr(host.import_plugin("helpers.lifecycle"), "register_stopper", _raise)
+    result = host.run(host.recall(agent, QUESTION, HISTORY))  # before: RuntimeError out of the recall
+    assert result["error"] is None
+    assert ids(result["memories"]) == ids(expected["memories"])
+
+
+def _raise(*args, **kwargs):
+    raise RuntimeError("broken")

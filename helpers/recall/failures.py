@@ -47,4 +47,11 @@ def reason(exc: BaseException) -> str:
         return vocabulary.bad_setting_reason(exc)
     if isinstance(exc, TimeoutError):
         return vocabulary.TIMEOUT_REASON
-    return vocabulary.failed_reason(type(exc).__name__, str(exc), isinstance(exc, RerankError))
+    return vocabulary.failed_reason(type(exc).__name__, _said(exc), isinstance(exc, RerankError))
+
+
+def _said(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # an exception whose message cannot be written (its argument's repr raises)
+        return ""

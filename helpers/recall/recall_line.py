@@ -41,10 +41,15 @@ def say(log_item: Any, done: Any) -> None:
     """One search's outcome (outcome.py) on the recall's line, in the vocabulary's words:
     what ordered its memories and what that changed; for a fallback, why the host's own
     order stood."""
-    if done.fell_back:
-        show(log_item, done.area, vocabulary.FALLBACK_PART, vocabulary.fallback_head(done.failure.words))
+    try:
+        if done.fell_back:
+            part, head = vocabulary.FALLBACK_PART, vocabulary.fallback_head(done.failure.words)
+        else:
+            part, head = vocabulary.chat_part(done), vocabulary.chat_head(done)
+    except Exception as exc:  # the chat line must never cost a recall
+        log.info("a0_reranker: could not word the recall line: %s", type(exc).__name__)
         return
-    show(log_item, done.area, vocabulary.chat_part(done), vocabulary.chat_head(done))
+    show(log_item, done.area, part, head)
 
 
 def show(log_item: Any, area: str, part: str, head: str) -> None:

@@ -31,7 +31,16 @@ _registered = False  # with lifecycle, once: uninstall stops what runs
 
 def submit(job: Callable[[], Awaitable[None]], wanted: Callable[[], bool], caller: str = "") -> bool:
     """Run ``job()`` in the background of the running loop, unless it is busy or stopped.
-    ``wanted()`` is asked again when the job starts. True when the job was started."""
+    ``wanted()`` is asked again when the job starts. True when the job was started; never
+    raises (the recall has its answer already)."""
+    try:
+        return _submit(job, wanted, caller)
+    except Exception as exc:
+        log.info("a0_reranker: a shadow measurement was not started: %s", type(exc).__name__)
+        return False
+
+
+def _submit(job: Callable[[], Awaitable[None]], wanted: Callable[[], bool], caller: str) -> bool:
     global _registered
     with _lock:
         busy = len(_running) >= MAX_IN_FLIGHT
@@ -44,7 +53,12 @@ def submit(job: Callable[[], Awaitable[None]], wanted: Callable[[], bool], calle
         register, _registered = not _registered, True
     task.add_done_callback(_finished)
     if register:
-        lifecycle.register_stopper(stop)
+        try:
+            lifecycle.register_stopper(stop)
+        except Exception:
+            with _lock:
+                _registered = False  # tried again at the next measurement
+            raise
     return True
 
 

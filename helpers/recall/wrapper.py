@@ -259,11 +259,15 @@ def _filter_of(signature, memory, args, kwargs) -> str:
 async def host_answer_instead(call: Call, exc: BaseException, started: float, host_answer, search_filter: str = ""):
     """The host's own answer to a search whose own steps failed, recorded like every search
     (outcome.keep): counted as a fallback, and said on the recall's line."""
-    failure = failures.plugin_failed(exc)
-    outcome.keep(
-        outcome.fallback(call.kind, pipeline.area_of(search_filter), failure, outcome.ms_since(started)), call.log_item
-    )
-    log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, failure.reason)
+    try:
+        failure = failures.plugin_failed(exc)
+        outcome.keep(
+            outcome.fallback(call.kind, pipeline.area_of(search_filter), failure, outcome.ms_since(started)),
+            call.log_item,
+        )
+        log.info("a0_reranker: %s search falls back to the host's order: %s", call.kind, failure.reason)
+    except Exception as broken:  # recording the fallback must not cost the host's answer
+        log.info("a0_reranker: could not record a fallback: %s", type(broken).__name__)
     return await host_answer
 
 
@@ -281,8 +285,11 @@ async def _measure(memory: Any, search: pipeline.Search) -> None:
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        failure = failures.measurement_failed(exc)
-        outcome.keep(outcome.fallback(search.call.kind, search.area, failure, outcome.ms_since(search.started)))
+        try:
+            failure = failures.measurement_failed(exc)
+            outcome.keep(outcome.fallback(search.call.kind, search.area, failure, outcome.ms_since(search.started)))
+        except Exception as broken:
+            log.info("a0_reranker: could not record a failed measurement: %s", type(broken).__name__)
 
 
 def _still_shadow(agent: Any) -> bool:
