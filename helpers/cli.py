@@ -17,7 +17,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from . import vocabulary
-from .settings import APIS, SettingsError, coerce
+from .settings import APIS, SettingsError, coerce, shown_endpoint
 from .vocabulary import cli_words as words
 
 # import name -> what pip installs
@@ -183,7 +183,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
         if ranked is None:
             print(vocabulary.CLI_UNAVAILABLE, file=sys.stderr)
             return 1
-        used = config.get("rerank_endpoint") or api
+        used = shown_endpoint(config.get("rerank_endpoint") or "") or api
     ranked = ranked[: args.top] if args.top else ranked
     if args.json:
         print(

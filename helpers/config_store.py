@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, MutableMapping
 
 from . import envfile, stored_key, vocabulary
 from .report import decision_log_path
+from .vocabulary import setting_words as words
 from .settings import (
     API_KEY_ENV,
     API_KEY_PLACEHOLDER,
@@ -43,6 +44,8 @@ def prepare_for_save(
     saved key is found (the process environment, which the host loads usr/.env into);
     ``previous`` is the config the scope had, whose key the placeholder means. Raises
     ``SettingsError``."""
+    if not isinstance(settings, Mapping):  # a list or a string from a hand-made request
+        raise SettingsError("config", words.not_a_mapping(type(settings).__name__))
     stored = os.environ if stored is None else stored
     origins = stored_key.Origins(None) if origins is None else origins
     # What the form says about the stored key's variable is the browser's, not ours: dropped

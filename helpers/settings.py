@@ -164,19 +164,28 @@ def shown(value: Any) -> str:
 
 # The authority of a URL: after the scheme (if any), up to the path, query or fragment.
 _AUTHORITY = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)?([^/?#]*)")
+_HOST_AND_PORT = re.compile(r"^(?:\[[0-9A-Fa-f:.]*\]|[^:@\[\]]*)(?::[0-9]*)?$")
 
 
 def shown_endpoint(url: str) -> str:
     """``url`` as every view shows it and every log line writes it: user info in it
-    (``http://user:pass@proxy:8080``, the way to reach a basic-auth proxy) becomes ``***``.
+    (``http://user:pass@proxy:8080``, the way to reach a basic-auth proxy) becomes ``***``,
+    and so does a query or fragment (``?api_key=…``: refused, but quoted in the refusal).
     The one place for that rule; works on any text, a URL the client refuses included."""
-    if not isinstance(url, str) or "@" not in url:
+    if not isinstance(url, str):
         return url
     match = _AUTHORITY.match(url)
     scheme, authority = match.group(1) or "", match.group(2)
-    if "@" not in authority:
-        return url
-    return scheme + "***@" + authority.rsplit("@", 1)[1] + url[match.end() :]
+    rest = url[len(scheme) :]
+    if "@" in authority:
+        rest = "***@" + authority.rsplit("@", 1)[1] + url[match.end() :]
+    elif scheme and "@" in rest and not _HOST_AND_PORT.match(authority):
+        # Not a host before the path: user info whose password holds / ? or #. Up to the last @.
+        rest = "***@" + rest.rsplit("@", 1)[1]
+    marks = [i for i in (rest.find("?"), rest.find("#")) if i >= 0]
+    if marks:
+        rest = rest[: min(marks) + 1] + "***"
+    return scheme + rest
 
 
 def endpoint_secret(url: str) -> str:
@@ -191,6 +200,11 @@ def endpoint_secret(url: str) -> str:
     if password:
         return unquote(password)
     return username if len(username) >= 8 else ""
+
+
+# Names that travel in request bodies and log lines: printable, one line. (The endpoint,
+# the key and the log's path have checks of their own, with their own words.)
+_NAMES = frozenset({"rerank_model", "rerank_local_model"})
 
 
 def coerce(key: str, value: Any) -> Any:
@@ -220,11 +234,17 @@ def coerce(key: str, value: Any) -> Any:
             return ""
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise bad()
+        if key == "rerank_api_key" and not isinstance(value, str):  # NaN or 1e20 would be stored as "nan", "1e+20"
+            raise bad()
         try:
             text = str(value)
         except ValueError:  # an integer with more digits than str() converts
             raise bad() from None
         if len(text) > MAX_TEXT_CHARS:  # a model name or a URL is short; a megabyte is a mistake or an attack
+            raise bad()
+        if key in _NAMES and not text.isprintable():  # a NUL or CRLF in a model name goes into request bodies
+            raise bad()
+        if key == "rerank_instruction" and any(not c.isprintable() and c not in "\n\t" for c in text):
             raise bad()
         return text.strip() if key != "rerank_instruction" else text
     # numbers
@@ -361,6 +381,8 @@ def _url_problem(endpoint: str) -> str:
     here, not at the top: the CLI's built-in reranker runs on the standard library alone."""
     if any(c.isspace() or not c.isprintable() for c in endpoint):
         return words.URL_SPACES
+    if "?" in endpoint or "#" in endpoint:  # the route's path is added at the end: it would land in them
+        return words.URL_QUERY
     import httpx
 
     try:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.host.recall import enabled_store
 from tests.servers import start
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -154,3 +155,25 @@ def test_the_logged_query_is_masked_before_it_is_cut():
     done = outcome.Outcome("recall", "memories", outcome.FUSED, True, 1.0, limit=5, query=query)
     line = done.log_line()
     assert "sk-proj" not in line["query"] and "abcdef" not in line["query"]
+
+
+def test_the_key_is_never_written_to_the_log_even_when_the_user_types_it(host):
+    # A short key the generic redaction has no pattern for: before, written as typed.
+    key = "Zk81-qwerty-Plm0x7"
+    agent, _ = enabled_store(host)
+    log_path = host.root / "usr" / "reranker-shadow.jsonl"
+    with start("cohere", api_key=key, model="rerank-v3.5") as srv:
+        host.save_config(
+            {
+                "rerank_endpoint": srv.url,
+                "rerank_model": "rerank-v3.5",
+                "rerank_api_key": key,
+                "rerank_shadow_log": "usr/reranker-shadow.jsonl",
+                "rerank_redact": True,
+            }
+        )
+        host.import_plugin("helpers.settings_cache").forget()
+        host.run(host.recall(agent, f"grafana port on atlas? also my reranker key changed to {key}"))
+        host.import_plugin("helpers.report.decision_log").flush()
+    text = log_path.read_text()
+    assert "grafana port on atlas" in text and key not in text

@@ -81,7 +81,13 @@ def test_one_function_masks_the_user_info(host):
     settings = host.import_plugin("helpers.settings")
     assert settings.shown_endpoint("http://u:p@proxy:8080/rerank") == "http://***@proxy:8080/rerank"
     assert settings.shown_endpoint("https://token@host/v1") == "https://***@host/v1"
-    assert settings.shown_endpoint("http://a:b@c@host:1/x?y=@z") == "http://***@host:1/x?y=@z"  # the last @ ends it
+    assert settings.shown_endpoint("http://a:b@c@host:1/x?y=@z") == "http://***@host:1/x?***"  # the last @ ends it
+    # A password holding / ? or # ends what looks like the authority early: still masked.
+    assert settings.shown_endpoint("http://u:S3cret/Pass#0123@127.0.0.1:8080") == "http://***@127.0.0.1:8080"
+    assert settings.shown_endpoint("http://u:S3cretPass?0123@host") == "http://***@host"
+    # A query or fragment may hold a key: never repeated.
+    assert settings.shown_endpoint("http://host:1/?api_key=sk-1234567890") == "http://host:1/?***"
+    assert settings.shown_endpoint("http://host/v1/rerank#key") == "http://host/v1/rerank#***"
     assert (
         settings.shown_endpoint("http://host:8080/a@b") == "http://host:8080/a@b"
     )  # an @ in the path is not user info
@@ -94,3 +100,28 @@ def test_the_secret_scrubbed_is_the_password_or_a_token_in_the_user_name(host):
     assert settings.endpoint_secret("https://ghp_0123456789abcdef@host") == "ghp_0123456789abcdef"
     assert settings.endpoint_secret("http://admin@host") == ""  # a short name is not a secret to withhold text for
     assert settings.endpoint_secret("http://host:8080") == ""
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [f"http://{USER}:S3cret/Proxy#Pass-0123@127.0.0.1:8080", "http://127.0.0.1:8080/?api_key=" + PASSWORD],
+    ids=["password holding / and #", "key in the query"],
+)
+def test_an_endpoint_with_a_query_or_fragment_is_refused_at_save_and_its_secret_not_quoted(host, endpoint):
+    # Before: saved (every request then went to "/?api_key=.../v1/rerank"), or quoted whole.
+    with pytest.raises(ValueError, match="rerank_endpoint") as refused:
+        host.save_config({"rerank_endpoint": endpoint})
+    assert PASSWORD not in str(refused.value) and "S3cret" not in str(refused.value)
+    if "?api_key" in endpoint:
+        assert "?query or #fragment" in str(refused.value)
+
+
+def test_the_cli_names_the_endpoint_it_used_without_its_password(capsys):
+    from helpers import cli
+
+    with start("cohere", model="rerank-v3.5") as srv:
+        for extra in ([], ["--json"]):
+            args = ["rerank", "backup tool", "restic backs up", "the garden", "--model", "rerank-v3.5"]
+            code = cli.main([*args, "--endpoint", with_password(srv.url), *extra])
+            out = capsys.readouterr().out
+            assert code == 0 and PASSWORD not in out and "***@127.0.0.1" in out

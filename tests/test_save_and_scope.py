@@ -5,6 +5,8 @@ settings opened."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.servers import start
@@ -111,3 +113,37 @@ def _saved(host, path=None) -> dict:
     import json
 
     return json.loads((path or host.config_path()).read_text())
+
+
+@pytest.mark.parametrize(
+    "settings, named",
+    [
+        (["rerank_endpoint"], "config"),  # before: AttributeError out of Save, a 500 with its traceback
+        ("rerank_endpoint=http://x", "config"),
+        ({"rerank_api_key": float("nan")}, "rerank_api_key"),  # before: saved as the key "nan"
+        ({"rerank_api_key": 1e20}, "rerank_api_key"),  # before: the key "1e+20"
+        ({"rerank_model": "abc\x00def"}, "rerank_model"),  # before: saved, then sent in every request body
+        ({"rerank_model": "abc\r\nX-Evil: 1"}, "rerank_model"),
+        ({"rerank_local_model": "cross-encoder/x\x1b[2J"}, "rerank_local_model"),
+        ({"rerank_instruction": "\x00" * 10}, "rerank_instruction"),
+    ],
+    ids=[
+        "a list",
+        "a string",
+        "NaN key",
+        "number key",
+        "NUL model",
+        "CRLF model",
+        "escape local model",
+        "NUL instruction",
+    ],
+)
+def test_hostile_shapes_at_save_are_refused_naming_the_setting_and_nothing_is_written(host, settings, named):
+    with pytest.raises(ValueError, match=named):
+        host.save_config(settings)
+    assert not host.config_path().exists()
+
+
+def test_an_instruction_may_span_lines(host):
+    host.save_config({"rerank_instruction": "Given a question,\n\tfind the memory that answers it"})
+    assert "\n\tfind" in json.loads(host.config_path().read_text())["rerank_instruction"]

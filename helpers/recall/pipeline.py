@@ -32,6 +32,7 @@ from .. import vocabulary
 from ..errors import DeadlineExceeded
 from ..report import changes
 from ..scoring import calibration, probing, scorers
+from ..scoring.client import scrub
 from ..scoring.score import Scored, earned_say, score_documents
 from ..settings import Settings
 from . import deadlines, failures, fusion, judge_call, outcome, policies, store_agreement, store_search, texts
@@ -489,7 +490,7 @@ def outcome_of(search: Search) -> outcome.Outcome:
         trust=search.trust,
         route=verdict.route if verdict else None,
         limit=search.limit,
-        query=search.rerank_query,
+        query=scrub(search.rerank_query, search.settings),  # the user may have pasted the key into the chat
         fused=ids(search.fused),
         pool=ids(search.pool),
         host_order=ids(host),

@@ -41,6 +41,10 @@ def defaults_out_of_step(missing: object, unknown: object) -> str:
 
 # --- the endpoint and the key ----------------------------------------------------------------
 URL_SPACES = "a URL cannot hold spaces or control characters"
+URL_QUERY = (
+    "an endpoint is a base URL, or one with its rerank path, without a ?query or #fragment "
+    "(an API key belongs in the API key field)"
+)
 URL_UNUSABLE = "the HTTP client cannot use this URL (a character the host name cannot hold?)"
 KEY_NOT_PRINTABLE = (
     "holds a space, a line break, a control character or a non-ASCII character; "
