@@ -40,6 +40,16 @@ class BatchTooLarge(ServerError):
         self.limit = limit
 
 
+class PairTooLong(ServerError):
+    """The server counted a (query, document) pair past what its model reads at once
+    (llama.cpp's physical batch, vLLM's context length) and refused the whole request,
+    naming ``tokens`` sent against its ``limit``: cut the documents shorter and send again."""
+
+    def __init__(self, status: int, message: str, tokens: int, limit: int):
+        super().__init__(status, message)
+        self.tokens, self.limit = tokens, limit
+
+
 class TransportError(RerankError):
     """Connection refused or reset, DNS failure, TLS failure: worth one more try.
     ``unreachable``: the endpoint's own host refused or could not be found (not a dropped

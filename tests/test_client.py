@@ -2,6 +2,7 @@
 itself, every fault answered with None (or the right order after a retry), never raising."""
 
 import asyncio
+import json
 import logging
 import socket
 import threading
@@ -440,3 +441,71 @@ def test_documents_may_be_any_iterable_and_bad_types_give_none():
         assert reranker.rerank(QUERY, [1, 2], config=config) is None
         assert reranker.rerank(None, DOCS, config=config) is None
         assert reranker.rerank(QUERY, DOCS, config="not a mapping") is None
+
+
+# --- a pair longer than the model reads at once ------------------------------------------------
+LONG_ANSWER = "To restart the grafana container run docker compose restart grafana. " + "It keeps its volume. " * 400
+
+
+@pytest.mark.parametrize(
+    "kind, options",
+    [("llamacpp", {}), ("vllm_crossencoder", {"max_model_len": 512})],
+    ids=["llama.cpp, its physical batch (500)", "vLLM, its context length (400)"],
+)
+def test_a_long_memory_is_cut_to_what_the_model_reads_and_the_server_remembers_it(kind, options):
+    # Before: the probe passed, then every search holding one memory past ~2,000 characters
+    # failed whole (llama.cpp's 500 "input (N tokens) is too large to process", vLLM's 400
+    # "maximum context length is 512 tokens") and the reranker was never used.
+    docs = [DOCS[0], LONG_ANSWER, DOCS[2]]
+    with start(kind, **options) as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_retries": 0, "rerank_cache": False}
+        first = reranker.rerank(QUERY, docs, config=config)
+        assert first is not None and first[0][0] == 1 and sorted(i for i, _ in first) == [0, 1, 2]
+        refused = [r for r in srv.requests if r.method == "POST" and len((r.json or {}).get("documents") or ()) == 3]
+        srv.clear()
+        again = reranker.rerank(QUERY, docs, config=config)
+        scored = [r for r in srv.requests if r.method == "POST" and (r.json or {}).get("documents")]
+    assert len(refused) >= 2  # the refused request, then the cut one
+    assert again == first and len(scored) == 1  # learned: the next call is cut at once
+    assert len(scored[0].json["documents"][1]) < len(LONG_ANSWER)
+
+
+def test_a_pair_too_long_is_read_from_each_servers_words():
+    from helpers.scoring import server_errors
+
+    llama = json.dumps(
+        {
+            "error": {
+                "code": 500,
+                "message": "input (657 tokens) is too large to process. increase the physical batch size "
+                "(current batch size: 512)",
+                "type": "server_error",
+            }
+        }
+    )
+    vllm_now = json.dumps(
+        {
+            "error": {
+                "message": "You passed 657 input tokens and requested 0 output tokens. However, the model's "
+                "context length is only 512 tokens, resulting in a maximum input length of 512 tokens.",
+                "type": "BadRequestError",
+                "code": 400,
+            }
+        }
+    )
+    vllm_before = json.dumps(
+        {
+            "object": "error",
+            "message": "This model's maximum context length is 512 tokens. However, you requested 657 tokens "
+            "in the input for score.",
+            "code": 400,
+        }
+    )
+    for body in (llama, vllm_now, vllm_before):
+        assert server_errors.read(body).pair_tokens == (657, 512)
+    assert (
+        server_errors.read(
+            '{"error": "input (5 tokens) is too large to process. (current batch size: 512)"}'
+        ).pair_tokens
+        is None
+    )

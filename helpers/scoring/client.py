@@ -24,6 +24,7 @@ from ..errors import (
     BatchTooLarge,
     DeadlineExceeded,
     MalformedResponse,
+    PairTooLong,
     NotConfigured,
     RedirectLoop,
     RerankError,
@@ -57,12 +58,16 @@ _INFO_SECONDS = 2.0
 
 # The batch limit a server taught us, per base URL + path, so later calls split right away.
 _learned_batch: dict[str, int] = {}
+# The document cut a server taught us (a pair too long for its model), per base URL + path.
+_learned_doc_chars: dict[str, int] = {}
 _learned_lock = threading.Lock()
 
 
 def forget_batch_limits() -> None:
+    """Forget the batch sizes and document cuts servers taught us."""
     with _learned_lock:
         _learned_batch.clear()
+        _learned_doc_chars.clear()
 
 
 def set_backoff_scale(scale: float) -> None:
@@ -278,6 +283,8 @@ def _raise_error_answer(response: httpx.Response, text: str, settings: Settings)
     message = scrub(answer.message, settings)
     if answer.batch_limit and response.status_code in (413, 422, 400):
         raise BatchTooLarge(response.status_code, message, answer.batch_limit)
+    if answer.pair_tokens and response.status_code in (400, 413, 422, 500):
+        raise PairTooLong(response.status_code, message, *answer.pair_tokens)
     models = tuple(scrub(name, settings) for name in answer.models)
     # Read together, as the sentence naming them does: a key cut into names too short to
     # give it away one by one is still the key.
@@ -354,11 +361,34 @@ async def post_with_retries(
 
 
 # ---------------------------------------------------------------------------------------
-def prepare_texts(route: Route, query: str, documents: Sequence[str], settings: Settings) -> tuple[str, list[str]]:
-    """Documents cut to their budget; the Qwen3 prompt rendered when the route needs it."""
+def prepare_texts(
+    route: Route, query: str, documents: Sequence[str], settings: Settings, doc_chars: int | None = None
+) -> tuple[str, list[str]]:
+    """Documents cut to their budget (``doc_chars``, else the setting's); the Qwen3 prompt
+    rendered when the route needs it."""
+    cut = doc_chars or settings.max_doc_chars
     if route.templated:
-        return qwen3.render(query, documents, settings.instruction, settings.max_doc_chars)
-    return query, [d[: settings.max_doc_chars] for d in documents]
+        return qwen3.render(query, documents, settings.instruction, cut)
+    return query, [d[:cut] for d in documents]
+
+
+# How much of what a server's token count allows a new cut uses: characters per token vary
+# along a memory, so the cut aims below the limit rather than at it.
+_PAIR_CUT_MARGIN = 0.8
+_MIN_DOC_CHARS = 100
+_PAIR_CUTS = 3  # tries, each shorter, before the failure is the answer
+
+
+def _shorter_cut(documents: Sequence[str], doc_chars: int, exc: PairTooLong) -> int | None:
+    """A document cut under which the pair the server refused would fit, or None if none helps."""
+    longest = min(doc_chars, max((len(d) for d in documents), default=0))
+    cut = max(_MIN_DOC_CHARS, int(longest * exc.limit / exc.tokens * _PAIR_CUT_MARGIN))
+    return cut if cut < longest else None
+
+
+def learned_doc_chars(url: str) -> int | None:
+    with _learned_lock:
+        return _learned_doc_chars.get(url)
 
 
 def learned_batch_limit(url: str) -> int | None:
@@ -386,7 +416,10 @@ async def score(
         return []
     base, _ = split_endpoint(settings.endpoint)
     url = base + route.path
-    query, texts = prepare_texts(route, query, documents, settings)
+    # The shortest cut a server taught us (a pair too long for its model), or the setting's.
+    doc_chars = min(settings.max_doc_chars, learned_doc_chars(url) or settings.max_doc_chars)
+    asked, (query, texts) = query, prepare_texts(route, query, documents, settings, doc_chars)
+    cuts = 0
     # The smallest cap anyone knows: the user's, one the server taught us, one it published.
     known = [n for n in (settings.batch_size, learned_batch_limit(url), batch_limit) if n]
     limit = min(known) if known else len(texts)
@@ -400,6 +433,15 @@ async def score(
                         raise
                     limit = exc.limit
                     remember_batch_limit(url, limit)
+                except PairTooLong as exc:
+                    cut = _shorter_cut(documents, doc_chars, exc)
+                    cuts += 1
+                    if cut is None or cuts > _PAIR_CUTS:
+                        raise
+                    doc_chars = cut
+                    with _learned_lock:
+                        _learned_doc_chars[url] = cut
+                    query, texts = prepare_texts(route, asked, documents, settings, doc_chars)
     except TimeoutError:
         raise DeadlineExceeded(words.no_complete_answer_within(settings.timeout)) from None
 

@@ -38,6 +38,16 @@ _BATCH_LIMITS = (
     re.compile(r"maximum allowed batch size\D{0,8}(\d{1,9})(?!\d)", re.IGNORECASE),  # TEI
     re.compile(r"should have at most (\d{1,9}) items?", re.IGNORECASE),  # pydantic 2's too_long
 )
+# A pair longer than the model reads: (tokens sent, the limit), in each server's words.
+_PAIR_TOO_LONG = (
+    # llama.cpp: "input (657 tokens) is too large to process. increase the physical batch size
+    # (current batch size: 512)"
+    (re.compile(r"input \((\d{1,9}) tokens\) is too large to process\D{0,80}batch size: (\d{1,9})\)"), False),
+    # vLLM now (renderers/params.py): "You passed 657 input tokens ... the model's context length is only 512 tokens"
+    (re.compile(r"you passed (\d{1,9}) input tokens.{0,120}?context length is only (\d{1,9}) tokens", re.I), False),
+    # vLLM before: "This model's maximum context length is 512 tokens. However, you requested 657 tokens"
+    (re.compile(r"maximum context length is (\d{1,9}) tokens\. however, you requested (\d{1,9}) tokens", re.I), True),
+)
 _MODEL_LIST = re.compile(r"available model(?: name)?s(?: are| is)?:?\s*(\[[^\]]*\])", re.IGNORECASE)
 
 
@@ -46,6 +56,7 @@ class ErrorAnswer:
     message: str  # short; never the documents a validation error echoes back
     batch_limit: int | None = None  # "send at most this many documents per request"
     models: tuple[str, ...] = ()  # the model names the server says it serves
+    pair_tokens: tuple[int, int] | None = None  # a pair too long for the model: (tokens sent, its limit)
 
 
 NOT_STRUCTURED = words.ERROR_NOT_STRUCTURED
@@ -65,7 +76,7 @@ def _read(text: str) -> ErrorAnswer:
         payload = json.loads(text)
     except ValueError:
         shown = "(empty body)" if not text else ("an HTML page" if text.startswith("<") else text)
-        return ErrorAnswer(shown[:MESSAGE_CHARS], _limit_in(text), _models_in(text))
+        return ErrorAnswer(shown[:MESSAGE_CHARS], _limit_in(text), _models_in(text), _pair_tokens_in(text))
     error = payload
     if isinstance(payload, dict):
         error = payload.get("error", payload.get("detail", payload.get("message", payload)))
@@ -77,7 +88,17 @@ def _read(text: str) -> ErrorAnswer:
     else:
         full = str(error)
         limit = _limit_in(full)
-    return ErrorAnswer(full[:MESSAGE_CHARS], limit, _models_in(full))
+    return ErrorAnswer(full[:MESSAGE_CHARS], limit, _models_in(full), _pair_tokens_in(full))
+
+
+def _pair_tokens_in(text: str) -> tuple[int, int] | None:
+    for pattern, limit_first in _PAIR_TOO_LONG:
+        match = pattern.search(text)
+        if match:
+            a, b = int(match.group(1)), int(match.group(2))
+            sent, limit = (b, a) if limit_first else (a, b)
+            return (sent, limit) if 0 < limit < sent else None
+    return None
 
 
 def _is_validation_list(error: Any) -> bool:

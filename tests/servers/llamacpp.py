@@ -38,9 +38,12 @@ class LlamaCppServer(Backend):
     auth_before_routing = True  # the key check is a pre-routing middleware
     public_paths = frozenset({"/health", "/v1/health", "/models", "/v1/models", "/api/tags"})
 
-    def __init__(self, *, model: str = "bge-reranker-v2-m3-Q8_0.gguf", reranking: bool = True, **common) -> None:
+    def __init__(
+        self, *, model: str = "bge-reranker-v2-m3-Q8_0.gguf", reranking: bool = True, n_ubatch: int = 512, **common
+    ) -> None:
         super().__init__(model=model, **common)
         self.reranking = reranking
+        self.n_ubatch = n_ubatch  # -ub: a rerank pair is never split across physical batches (default 512)
         self.created = int(time.time())
         self.routes = {("POST", p): self.rerank for p in _RERANK_PATHS}
         self.routes.update(
@@ -116,6 +119,14 @@ class LlamaCppServer(Backend):
         if not isinstance(top_n, int) or isinstance(top_n, bool):
             top_n = len(documents)
 
+        for d in documents:  # server-context.cpp: a pair that cannot be split must fit n_ubatch
+            n = scoring.count_tokens(query) + scoring.count_tokens(d) + 4
+            if n > self.n_ubatch:
+                return self.error_reply(
+                    500,
+                    f"input ({n} tokens) is too large to process. increase the physical batch size "
+                    f"(current batch size: {self.n_ubatch})",
+                )
         scores = self.infer(query, documents)  # raw head output: no activation
         order = ranked_desc(scores)[: max(0, top_n)]
         if tei_format:
