@@ -509,3 +509,15 @@ def test_a_pair_too_long_is_read_from_each_servers_words():
         ).pair_tokens
         is None
     )
+
+
+def test_a_query_too_long_for_the_model_by_itself_is_cut_too_its_message_kept():
+    # The rerank query is the user's message, then the newest history (2,000 characters by
+    # default): alone past a small physical batch. The message comes first and stays.
+    query = QUERY + ". " + "Earlier we talked about the dashboards on atlas and their ports. " * 30
+    with start("llamacpp", n_ubatch=256) as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_api": "rerank", "rerank_retries": 0, "rerank_cache": False}
+        ranked = reranker.rerank(query, [DOCS[0], LONG_ANSWER, DOCS[2]], config=config)
+        sent = [r.json for r in srv.requests if r.method == "POST" and (r.json or {}).get("documents")]
+    assert ranked is not None and ranked[0][0] == 1
+    assert sent[-1]["query"].startswith(QUERY) and len(sent[-1]["query"]) < len(query)

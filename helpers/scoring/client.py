@@ -58,8 +58,8 @@ _INFO_SECONDS = 2.0
 
 # The batch limit a server taught us, per base URL + path, so later calls split right away.
 _learned_batch: dict[str, int] = {}
-# The document cut a server taught us (a pair too long for its model), per base URL + path.
-_learned_doc_chars: dict[str, int] = {}
+# The (document, query) cuts a server taught us (a pair too long for its model), per base URL + path.
+_learned_cuts: dict[str, tuple[int, int]] = {}
 _learned_lock = threading.Lock()
 
 
@@ -67,7 +67,7 @@ def forget_batch_limits() -> None:
     """Forget the batch sizes and document cuts servers taught us."""
     with _learned_lock:
         _learned_batch.clear()
-        _learned_doc_chars.clear()
+        _learned_cuts.clear()
 
 
 def set_backoff_scale(scale: float) -> None:
@@ -362,33 +362,40 @@ async def post_with_retries(
 
 # ---------------------------------------------------------------------------------------
 def prepare_texts(
-    route: Route, query: str, documents: Sequence[str], settings: Settings, doc_chars: int | None = None
+    route: Route, query: str, documents: Sequence[str], settings: Settings, cuts: tuple[int, int] | None = None
 ) -> tuple[str, list[str]]:
-    """Documents cut to their budget (``doc_chars``, else the setting's); the Qwen3 prompt
-    rendered when the route needs it."""
-    cut = doc_chars or settings.max_doc_chars
+    """Documents cut to their budget (``cuts``: the (document, query) characters a server
+    taught us, else the setting's); the Qwen3 prompt rendered when the route needs it."""
+    doc_chars, query_chars = cuts or (settings.max_doc_chars, len(query))
+    query = query[:query_chars]
     if route.templated:
-        return qwen3.render(query, documents, settings.instruction, cut)
-    return query, [d[:cut] for d in documents]
+        return qwen3.render(query, documents, settings.instruction, doc_chars)
+    return query, [d[:doc_chars] for d in documents]
 
 
 # How much of what a server's token count allows a new cut uses: characters per token vary
-# along a memory, so the cut aims below the limit rather than at it.
+# along a text, so the cut aims below the limit rather than at it.
 _PAIR_CUT_MARGIN = 0.8
 _MIN_DOC_CHARS = 100
+_MIN_QUERY_CHARS = 200  # the user's message comes first in it
 _PAIR_CUTS = 3  # tries, each shorter, before the failure is the answer
 
 
-def _shorter_cut(documents: Sequence[str], doc_chars: int, exc: PairTooLong) -> int | None:
-    """A document cut under which the pair the server refused would fit, or None if none helps."""
-    longest = min(doc_chars, max((len(d) for d in documents), default=0))
-    cut = max(_MIN_DOC_CHARS, int(longest * exc.limit / exc.tokens * _PAIR_CUT_MARGIN))
-    return cut if cut < longest else None
+def _shorter_cuts(query: str, documents: Sequence[str], cuts: tuple[int, int], exc: PairTooLong):
+    """(document, query) cuts under which the pair the server refused would fit, both shrunk
+    by the share of its tokens the model reads; None when neither can shrink."""
+    share = exc.limit / exc.tokens * _PAIR_CUT_MARGIN
+    longest = min(cuts[0], max((len(d) for d in documents), default=0))
+    asked = min(cuts[1], len(query))
+    doc_chars, query_chars = max(_MIN_DOC_CHARS, int(longest * share)), max(_MIN_QUERY_CHARS, int(asked * share))
+    if doc_chars >= longest and query_chars >= asked:
+        return None
+    return min(doc_chars, cuts[0]), min(query_chars, cuts[1])
 
 
-def learned_doc_chars(url: str) -> int | None:
+def learned_cuts(url: str) -> tuple[int, int] | None:
     with _learned_lock:
-        return _learned_doc_chars.get(url)
+        return _learned_cuts.get(url)
 
 
 def learned_batch_limit(url: str) -> int | None:
@@ -416,10 +423,11 @@ async def score(
         return []
     base, _ = split_endpoint(settings.endpoint)
     url = base + route.path
-    # The shortest cut a server taught us (a pair too long for its model), or the setting's.
-    doc_chars = min(settings.max_doc_chars, learned_doc_chars(url) or settings.max_doc_chars)
-    asked, (query, texts) = query, prepare_texts(route, query, documents, settings, doc_chars)
-    cuts = 0
+    # The cuts a server taught us (a pair too long for its model), or the setting's.
+    taught = learned_cuts(url)
+    cuts = (min(settings.max_doc_chars, taught[0]), taught[1]) if taught else (settings.max_doc_chars, len(query))
+    asked, (query, texts) = query, prepare_texts(route, query, documents, settings, cuts)
+    tries = 0
     # The smallest cap anyone knows: the user's, one the server taught us, one it published.
     known = [n for n in (settings.batch_size, learned_batch_limit(url), batch_limit) if n]
     limit = min(known) if known else len(texts)
@@ -434,14 +442,14 @@ async def score(
                     limit = exc.limit
                     remember_batch_limit(url, limit)
                 except PairTooLong as exc:
-                    cut = _shorter_cut(documents, doc_chars, exc)
-                    cuts += 1
-                    if cut is None or cuts > _PAIR_CUTS:
+                    shorter = _shorter_cuts(asked, documents, cuts, exc)
+                    tries += 1
+                    if shorter is None or tries > _PAIR_CUTS:
                         raise
-                    doc_chars = cut
+                    cuts = shorter
                     with _learned_lock:
-                        _learned_doc_chars[url] = cut
-                    query, texts = prepare_texts(route, asked, documents, settings, doc_chars)
+                        _learned_cuts[url] = cuts
+                    query, texts = prepare_texts(route, asked, documents, settings, cuts)
     except TimeoutError:
         raise DeadlineExceeded(words.no_complete_answer_within(settings.timeout)) from None
 
