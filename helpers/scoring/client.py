@@ -382,12 +382,23 @@ _PAIR_CUTS = 3  # tries, each shorter, before the failure is the answer
 
 
 def _shorter_cuts(query: str, documents: Sequence[str], cuts: tuple[int, int], exc: PairTooLong):
-    """(document, query) cuts under which the pair the server refused would fit, both shrunk
-    by the share of its tokens the model reads; None when neither can shrink."""
-    share = exc.limit / exc.tokens * _PAIR_CUT_MARGIN
-    longest = min(cuts[0], max((len(d) for d in documents), default=0))
+    """(document, query) cuts under which every pair fits the ``exc.limit`` tokens the server
+    reads, or None when neither can shrink. The server counted one pair, the first too long,
+    without saying which: of the pairs it can have been (every pair before it fitting, at a
+    character or more per token), the shortest is assumed, its characters per token the
+    fewest, so one cut is enough."""
     asked = min(cuts[1], len(query))
-    doc_chars, query_chars = max(_MIN_DOC_CHARS, int(longest * share)), max(_MIN_QUERY_CHARS, int(asked * share))
+    pairs = [asked + min(cuts[0], len(d)) for d in documents]
+    fits = exc.limit / exc.tokens
+    counted = [
+        length
+        for i, length in enumerate(pairs)
+        if length >= exc.tokens and all(before <= length * fits for before in pairs[:i])
+    ]
+    budget = int(min(counted or pairs) * fits * _PAIR_CUT_MARGIN)  # characters a pair may hold
+    query_chars = max(_MIN_QUERY_CHARS, min(asked, budget // 2))
+    doc_chars = max(_MIN_DOC_CHARS, budget - query_chars)
+    longest = max(pairs, default=0) - asked
     if doc_chars >= longest and query_chars >= asked:
         return None
     return min(doc_chars, cuts[0]), min(query_chars, cuts[1])
