@@ -189,6 +189,35 @@ def test_many_deletes_pack_the_index_and_it_follows_the_store_after(host, monkey
     host.run(main())
 
 
+def test_the_stored_order_follows_the_store_through_inserts_deletes_packing_and_an_edit(host, monkeypatch):
+    """Where each memory sits in the order the store holds them (what fusion.word_led reads to
+    tell one episode from another): the order they were stored in, whatever was deleted
+    between them; an edited memory was stored again, last."""
+    index = _index(host)
+    monkeypatch.setattr(index, "_PACK_AT_LEAST", 1)
+
+    async def main():
+        memory, ids = await _store(host, FILLER)
+        more = await host.insert(memory, [NEEDLE, "Kestrelwood is the name of the cabin."])
+
+        async def order():
+            at = await index.stored_order(memory.db, [*ids, *more, "not-a-memory"])
+            return sorted(at, key=at.get)
+
+        assert await order() == [*ids, *more]
+        await memory.delete_documents_by_ids(ids[5:30])  # more deleted than left: packed
+        assert index._index_of(memory.db).dead == 0
+        assert await order() == [*ids[:5], *ids[30:], *more]
+        edited = Document(
+            "Notes on the pond: the koi were fed.", metadata=dict(memory.db.docstore.search(ids[0]).metadata)
+        )
+        await memory.update_documents([edited])
+        assert await order() == [*ids[1:5], *ids[30:], *more, ids[0]]
+        assert await index.stored_order(memory.db, []) == {}
+
+    host.run(main())
+
+
 def test_a_filter_few_memories_pass_is_read_deep_enough(host):
     async def main():
         loud = [f"Invoice QX-7741 reminder {n}: invoice QX-7741 is due, invoice QX-7741." for n in range(300)]

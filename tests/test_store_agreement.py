@@ -78,6 +78,27 @@ def test_the_words_lead_the_first_places_and_the_embedders_best_keeps_the_last()
     assert fusion.word_led([], words, 5, key) == list("wcxyz")
 
 
+def test_the_embedders_best_keeps_the_last_place_only_when_stored_beside_the_word_matches():
+    fused = list("abcdefgh")
+    words = [("w", 9.0), ("c", 8.0), ("x", 7.0), ("y", 6.0), ("z", 5.0)]
+    lead = {"w": 100, "c": 40, "x": 101, "y": 102, "z": 300}
+    reach = fusion.EPISODE_REACH
+    # stored within the reach of one of the word matches above it: one episode, it stays
+    for at in (40 - reach, 40 + reach, 102 + reach):
+        assert fusion.word_led(fused, words, 5, key, {**lead, "a": at}) == list("wcxyazbdefgh")
+    # stored apart from all of them: a lone guess, the next word match goes before it
+    for at in (0, 40 + reach + 1, 100 - reach - 1, 102 + reach + 1, 300):  # beside z, which is not above it
+        assert fusion.word_led(fused, words, 5, key, {**lead, "a": at}) == list("wcxyzabdefgh")
+    # a place not known: as before
+    assert fusion.word_led(fused, words, 5, key, {k: v for k, v in lead.items() if k != "x"} | {"a": 0}) == list(
+        "wcxyazbdefgh"
+    )
+    assert fusion.word_led(fused, words, 5, key, lead) == list("wcxyazbdefgh")
+    assert fusion.word_led(fused, words, 5, key, {}) == list("wcxyazbdefgh")
+    # no word match after the lead: nothing goes before the guess
+    assert fusion.word_led(fused, words[:4], 5, key, {**lead, "a": 0}) == list("wcxyabdefgh")
+
+
 # --- through the stand-in host ----------------------------------------------------------
 # The embedder (hashed words) ranks the echoes above the needle for this message (they
 # share its common words); BM25 weighs the rare invoice number above them: a strong word
@@ -213,7 +234,10 @@ def _wordless_embeddings():
     from langchain_core.embeddings import Embeddings
 
     class WordlessEmbeddings(Embeddings):
+        same_as: dict = {}  # text -> the text whose vector it gets
+
         def _vector(self, text):
+            text = self.same_as.get(text, text)
             seed = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
             draw = random.Random(seed)
             return [draw.gauss(0.0, 1.0) for _ in range(64)]
@@ -256,6 +280,53 @@ def test_a_store_whose_embedder_and_words_disagree_is_word_led_from_its_first_qu
 
 def vocabulary_of(host):
     return host.import_plugin("helpers.vocabulary")
+
+
+# A surveyed word-led store of chat turns where the words find one episode (turns 50-53) and
+# a fifth match elsewhere (turn 90), and the embedder's best guess for the question is a turn
+# of its choosing (the question and that turn share a vector; every other text is its own).
+EPISODE = {
+    50: "Mel: the zephyr glaze cracked in the kiln",
+    51: "Ann: oh no, the zephyr glaze again?",
+    52: "Mel: yes the kiln ran hot",
+    53: "Ann: kiln trouble is the worst",
+    90: "Mel: my old kiln is for sale at last, come and see it some time",
+}
+EPISODE_QUESTION = "what happened with the zephyr glaze in the kiln?"
+
+
+def _episode_store(host, guess: int):
+    """The store, with turn ``guess`` the embedder's best for EPISODE_QUESTION."""
+    from tests.host.recall import set_memory_config, set_plugin, wrapped_module
+
+    texts = [EPISODE.get(n, text) for n, text in enumerate(_turns(120))]
+    embeddings = _wordless_embeddings()
+    embeddings.same_as = {EPISODE_QUESTION: texts[guess]}
+    set_memory_config(host, memory_recall_similarity_threshold=0.99)  # the host itself finds nothing
+    agent = host.agent()
+    memory = host.run(host.memory(agent, embeddings=embeddings))
+    host.run(host.insert(memory, texts))
+    wrapped_module(host)
+    host.toggle(True)
+    set_plugin(host)
+    return agent, texts
+
+
+def test_in_a_word_led_store_the_embedders_guess_stored_apart_from_the_word_matches_goes_after_the_next_one(host):
+    for guess, fifth in ((10, [90, 10]), (54, [54, 90])):  # stored apart from turns 50-53, then beside them
+        agent, texts = _episode_store(host, guess)
+        seen, restore = _searches(host)
+        try:
+            host.run(host.recall(agent, EPISODE_QUESTION, []))
+        finally:
+            restore()
+        search = seen[0]
+        assert search.words_led
+        assert [d.page_content for d, _ in search.found.lists["lexical"][:5]] == [
+            texts[n] for n in (50, 51, 53, 52, 90)
+        ]
+        assert [d.page_content for d in search.fused[:6]] == [texts[n] for n in (50, 51, 53, 52, *fifth)]
+        host.import_plugin("helpers.reranker").reset_state()
 
 
 def test_a_store_too_small_to_survey_starts_with_the_embedder_leading(host):

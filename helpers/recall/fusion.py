@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Mapping, Sequence
 
 RRF_K = 60  # the constant of the original paper; see the README for the k measured here
 # How far above the pool's typical score a reranker's pick must stand to take a place from
@@ -130,22 +130,56 @@ def with_strong_word_match(
     return rest[:FUSED_KEEPS] + [best_word] + rest[FUSED_KEEPS:]
 
 
+# Where the words lead (word_led): memories stored within this many places of one another
+# are one episode (a stretch of one conversation, facts saved together). Chosen on LoCoMo's
+# tuning conversations stored turn by turn: every reach from 2 to 15 gained there (+5 to +7
+# of 786 questions), 12 the most; the study is in docs/relevance.md.
+EPISODE_REACH = 12
+
+
 def word_led(
-    fused: Sequence[Any], words: Sequence[tuple[Any, float]], slots: int, key: Callable[[Any], Hashable]
+    fused: Sequence[Any],
+    words: Sequence[tuple[Any, float]],
+    slots: int,
+    key: Callable[[Any], Hashable],
+    stored_at: Mapping[Hashable, int] | None = None,
+    reach: int = EPISODE_REACH,
 ) -> list:
     """The order of a store whose embedder misses what the words find (store_agreement.py):
     the best word matches (``words``: (item, BM25 score), best first) take the prompt's
     first ``slots`` - 1 places, the fused order's first (the embedder's best guess) the
-    last of them; then the rest of the word matches, then the rest of the fused order."""
+    last of them; then the rest of the word matches, then the rest of the fused order.
+
+    ``stored_at`` (key -> where the store holds the memory, in the order it was stored):
+    the embedder's guess keeps that last place when it was stored beside one of the word
+    matches above it (within EPISODE_REACH), the words and the embedder pointing at one
+    episode; stored apart from all of them, in a store whose embedder is the weaker
+    searcher, it is a lone guess, and the next word match goes before it. Where a place is
+    not known the guess keeps its place. ``reach``: for the bench's study (bench/episode_reach.py)."""
     lead = [item for item, _ in words[: max(slots - 1, 0)]]
     led = {key(item) for item in lead}
     embedders = [item for item in fused if key(item) not in led][:1]
+    following = [item for item, _ in words[len(lead) :]]
+    if embedders and following and stored_at and _stored_apart(embedders[0], lead, stored_at, key, reach):
+        embedders = [following[0], *embedders]
     out, seen = [], set()
-    for item in [*lead, *embedders, *(item for item, _ in words[len(lead) :]), *fused]:
+    for item in [*lead, *embedders, *following, *fused]:
         if key(item) not in seen:
             seen.add(key(item))
             out.append(item)
     return out
+
+
+def _stored_apart(
+    item: Any, others: Sequence[Any], stored_at: Mapping[Hashable, int], key: Callable[[Any], Hashable], reach: int
+) -> bool:
+    """``item`` was stored more than ``reach`` places from every one of ``others`` (False
+    when a place is not known)."""
+    at = stored_at.get(key(item))
+    places = [stored_at.get(key(other)) for other in others]
+    if at is None or not places or None in places:
+        return False
+    return all(abs(at - place) > reach for place in places)
 
 
 def _logit(p: float) -> float:

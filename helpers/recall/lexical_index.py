@@ -235,6 +235,13 @@ class StoreIndex:
             total = sum(weights.values())
             return sum(w for term, w in weights.items() if term in held) / total if total > 0 else 0.0
 
+    def stored_order(self, ids: list[str]) -> dict[str, int]:
+        """Where each of ``ids`` the index holds sits in the order the store holds its
+        memories: its slot (FAISS appends what is stored, and a delete keeps the order of the
+        rest; a memory edited is read again at the end, as it was stored again)."""
+        with self.lock:
+            return {doc_id: self.slot_of[doc_id] for doc_id in ids if doc_id in self.slot_of}
+
     def best(
         self, docstore: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None
     ) -> list[tuple[Any, float]]:
@@ -336,6 +343,14 @@ async def coverage(db: Any, text: str, doc: Any) -> float | None:
     if index is None:
         return None
     return await asyncio.to_thread(index.coverage, text, doc)
+
+
+async def stored_order(db: Any, ids: list[str]) -> dict[str, int]:
+    """StoreIndex.stored_order of ``ids`` in ``db``'s index, or {} when the index is not ready."""
+    index = await ready(db)
+    if index is None or not ids:
+        return {}
+    return await asyncio.to_thread(index.stored_order, ids)
 
 
 def forget() -> None:

@@ -306,7 +306,9 @@ def fuse(memory: Any, search: Search) -> None:
             db, words[0][0], search.found.best_word_coverage, [d for d, _ in embedders], store_search.doc_key
         )
         if search.words_led:
-            search.fused = fusion.word_led(search.fused, words, search.slots, store_search.doc_key)
+            search.fused = fusion.word_led(
+                search.fused, words, search.slots, store_search.doc_key, search.found.stored_at
+            )
         else:
             search.fused = fusion.with_word_picks(search.fused, words, fused_lists, search.slots, store_search.doc_key)
             search.fused = fusion.with_strong_word_match(

@@ -42,6 +42,9 @@ class Found:
     # How much of the message's words (IDF-weighted) the best word match holds
     # (lexical_index.StoreIndex.coverage): 0 without a word list.
     best_word_coverage: float = 0.0
+    # With a word list: where each memory the lists hold sits in the order the store holds
+    # them (lexical_index.StoreIndex.stored_order), by doc_key; what fusion.word_led reads.
+    stored_at: dict[Any, int] = field(default_factory=dict)
 
 
 async def search(
@@ -73,6 +76,9 @@ async def search(
             found.lists[LEXICAL] = words
             if words:
                 found.best_word_coverage = await lexical_index.coverage(memory.db, lexical_text, words[0][0]) or 0.0
+                keys = {str(doc_key(doc)): doc_key(doc) for hits in found.lists.values() for doc, _ in hits}
+                order = await lexical_index.stored_order(memory.db, list(keys))
+                found.stored_at = {keys[doc_id]: at for doc_id, at in order.items()}
     return found
 
 
