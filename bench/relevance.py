@@ -116,6 +116,7 @@ class Snapshot:
     words_led: bool = False  # the store's words led the fused order (store_agreement.py)
     rerank_query: str = ""  # what a reranker is asked with (the corpus's own words)
     message: str = ""  # the user's message (whether it names Agent Zero decides where knowledge goes)
+    stored_at: dict = field(default_factory=dict)  # corpus id -> its place in the store's order (word list searches)
 
     def as_json(self) -> dict:
         """Corpus ids (and the reranker's query): what an offline look at the strategies
@@ -139,6 +140,7 @@ class Snapshot:
             "words_led": self.words_led,
             "rerank_query": self.rerank_query,
             "message": self.message,
+            "stored_at": self.stored_at,
             "shipped": [corpus_id(d) for d in self.shipped],
         }
 
@@ -172,6 +174,7 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
             words_led=search.words_led,
             rerank_query=search.rerank_query,
             message=search.call.message or "",
+            stored_at=_stored_at(search),
         )
         real(memory, search)
         snap.shipped = list(search.docs)
@@ -180,6 +183,12 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
 
     pipeline.STAGES = tuple(replace(stage, run=spy) if stage.run is real else stage for stage in stages)
     return snaps, lambda: setattr(pipeline, "STAGES", stages)
+
+
+def _stored_at(search) -> dict:
+    """The search's memories' places in their store's order (Found.stored_at), by corpus id."""
+    docs = {(doc.metadata or {}).get("id"): doc for hits in search.found.lists.values() for doc, _ in hits}
+    return {corpus_id(docs[key]): at for key, at in search.found.stored_at.items() if key in docs}
 
 
 # --- the questions -----------------------------------------------------------------------
