@@ -776,13 +776,16 @@ async def run_locomo(
     only: list[str] | None = None,
     conversations: list[str] | None = None,
     turns: bool = False,
+    convs: list | None = None,
 ) -> tuple[list[Row], list[Question], dict]:
     """LoCoMo (bench/locomo.py): one store per conversation, built once; every row asks each
-    question against its conversation's store, as the first message of a new chat."""
+    question against its conversation's store, as the first message of a new chat. ``convs``:
+    stores and questions read otherwise, in the same shape (bench/memorybank.py)."""
     from bench import locomo
     from tests.host.harness import host_root
 
-    convs = locomo.load(folder, turns=turns)  # asserts the counts the figures were measured on
+    if convs is None:
+        convs = locomo.load(folder, turns=turns)  # asserts the counts the figures were measured on
     if conversations:
         unknown = sorted(set(conversations) - {c.name for c in convs})
         if unknown:
@@ -864,7 +867,7 @@ def _write_dump(path: str | None) -> None:
 
 
 def main(argv=None) -> None:
-    from bench import locomo
+    from bench import locomo, memorybank
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, help="only the first N questions (a quick look)")
@@ -897,11 +900,21 @@ def main(argv=None) -> None:
         help="LoCoMo: store the conversations' turns, one memory each (real chat stored message by message), "
         "instead of the observations",
     )
+    parser.add_argument(
+        "--memorybank",
+        metavar="DIR",
+        nargs="?",
+        const=str(memorybank.DEFAULT_DIR),
+        help="MemoryBank's English set (user-assistant chat stored message by message, held out) instead of the "
+        f"own corpus, read from DIR (default {memorybank.DEFAULT_DIR})",
+    )
     args = parser.parse_args(argv)
     if (args.conversations or args.turns) and not args.locomo:
         parser.error("--conversations and --turns need --locomo")
     if args.locomo:
         return main_locomo(args)
+    if args.memorybank:
+        return main_memorybank(args)
     rows, questions, info = asyncio.run(run(args.limit, args.study, args.knowledge or None, args.only))
     tables = {}
     for half in HALVES:
@@ -997,6 +1010,40 @@ def main_locomo(args) -> None:
                 "per class": {c: sum(c in q.classes for q in questions) for c in locomo.CLASSES},
                 "rows": cells[BOTH_HALVES],
                 "rows by half": {h: v for h, v in cells.items() if h != BOTH_HALVES},
+                "seconds": {f"{r.reranker} | {r.order}": r.seconds for r in rows},
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+    )
+
+
+def main_memorybank(args) -> None:
+    from bench import memorybank
+
+    folder = Path(args.memorybank)
+    if not folder.is_dir():
+        raise SystemExit(f"--memorybank: {folder} is not a folder (see bench/memorybank.py)")
+    convs = memorybank.load(folder)
+    rows, questions, info = asyncio.run(
+        run_locomo(str(folder), args.limit, args.study, False, None, args.only, None, False, convs=convs)
+    )
+    no_gold = sum(c.no_gold for c in convs)
+    print(
+        f"\nMemoryBank (user-assistant chat, one memory per message; every question held out), "
+        f"{len(info['conversations'])} people, {info['memories']} memories ({no_gold} questions no message answers "
+        f"left out); questions: {counts(questions, 'held', memorybank.CLASSES)}\n\n"
+        f"{format_table(rows, questions, 'held', memorybank.CLASSES)}"
+    )
+    _write_dump(args.dump)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / "relevance-memorybank.json").write_text(
+        json.dumps(
+            {
+                "data": str(folder),
+                **info,
+                "questions": len(questions),
+                "rows": [r.cells("held", questions, memorybank.CLASSES) for r in rows],
                 "seconds": {f"{r.reranker} | {r.order}": r.seconds for r in rows},
             },
             indent=2,
