@@ -115,8 +115,8 @@ def test_with_the_built_in_lexical_reranker(chat):
     [
         ("down", "the server could not be reached"),
         ("500", "the server answered HTTP 500"),
-        ("slow", "no answer within 0.5 s"),
-        ("garbage", "its answer could not be read"),
+        ("slow", "the server gave no answer within 0.5 s"),
+        ("garbage", "the server's answer could not be read"),
     ],
 )
 def test_a_reranker_that_is_unavailable_says_why_in_plain_words(chat, case, words):

@@ -194,7 +194,7 @@ def test_a_failed_probe_is_cached_like_a_passed_one(chat):
     for _ in range(3):
         recall(host, agent)
     assert len(judge.calls) == asked  # never probed again per search
-    assert "did not judge the probe correctly" in recall_line(agent)
+    assert "utility model did not rank the probe correctly" in recall_line(agent)
 
 
 @pytest.mark.parametrize("position", [0, 1, 2])

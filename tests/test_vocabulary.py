@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from helpers import vocabulary
+from helpers import errors, vocabulary
 from helpers.errors import ProbeFailed
 from helpers.report.stats import Summary
 from helpers.scoring import scorers
@@ -25,7 +25,7 @@ def test_a_failed_probes_chat_words_are_its_verdicts_own_entry(verdict):
     entry = vocabulary.verdict_words()[verdict]
     assert entry["headline"] and entry["chat"]
     said = vocabulary.reranker_unavailable(ProbeFailed(verdict, "the server's own words"), SERVER, scorers.REMOTE)
-    assert said == entry["chat"]
+    assert said == entry["chat"].format(who="the server")
 
 
 def _working(**fields) -> StatusSummary:
@@ -46,6 +46,42 @@ def test_the_host_post_filter_note_is_one_sentence_in_every_view():
     assert f"note: {vocabulary.POST_FILTER}" in vocabulary.status_text(status).splitlines()
 
 
+FAILURES = [
+    TimeoutError(),
+    errors.DeadlineExceeded("late"),
+    errors.BreakerOpen("open"),
+    errors.TransportError("refused"),
+    errors.ServerError(500, "boom"),
+    errors.ServerError(401, "no"),
+    errors.MalformedResponse("garbage"),
+    errors.Refused("not private"),
+    errors.NotConfigured("nothing set"),
+    RuntimeError("anything else"),
+    *(ProbeFailed(verdict, "reason") for verdict in ["timeout", "not_configured", "misranks", "unreachable", "error"]),
+    ProbeFailed("error", "reason", status=502),
+    ProbeFailed("error", "reason", malformed=True),
+]
+
+
+@pytest.mark.parametrize("exc", FAILURES, ids=lambda exc: f"{type(exc).__name__}-{getattr(exc, 'verdict', '')}")
+def test_each_kind_of_failure_is_worded_once_and_said_of_the_scorer_that_failed(exc):
+    """The chat's words for a failure are one sentence per kind, whichever scorer failed:
+    a server's and the utility judge's differ only in whom they name (and a local
+    cross-encoder's failure does not blame a server)."""
+    said = {
+        scorer: vocabulary.reranker_unavailable(exc, JUDGE, scorer)
+        for scorer in (scorers.REMOTE, scorers.UTILITY, scorers.LOCAL)
+    }
+    assert vocabulary.subject(scorers.REMOTE) in said[scorers.REMOTE]
+    assert said[scorers.UTILITY] == said[scorers.REMOTE].replace(
+        vocabulary.subject(scorers.REMOTE), vocabulary.UTILITY_MODEL
+    )
+    assert said[scorers.LOCAL] == said[scorers.REMOTE].replace(
+        vocabulary.subject(scorers.REMOTE), vocabulary.subject(scorers.LOCAL)
+    )
+    assert vocabulary.subject(scorers.REMOTE) not in said[scorers.LOCAL]
+
+
 def test_words_differ_by_what_a_scorer_declares_not_its_name():
     """A scorer that declares itself Agent Zero's utility model is spoken of as one, whatever
     it is called; one that does not, as a server."""
@@ -56,7 +92,7 @@ def test_words_differ_by_what_a_scorer_declares_not_its_name():
 
     slow = TimeoutError()
     assert vocabulary.reranker_unavailable(slow, JUDGE, Declared()).startswith(vocabulary.UTILITY_MODEL)
-    assert vocabulary.reranker_unavailable(slow, JUDGE, scorers.REMOTE).startswith("no answer within")
+    assert vocabulary.reranker_unavailable(slow, JUDGE, scorers.REMOTE).startswith("the server gave no answer within")
     assert vocabulary.no_opinion(Declared()) != vocabulary.no_opinion(scorers.REMOTE)
 
 

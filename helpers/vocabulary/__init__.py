@@ -408,38 +408,65 @@ def no_opinion(scorer: Scorer | None) -> str:
     return "it scored every memory alike, so the fused order stands"
 
 
+# Who a failure is said of, by the scorer's mode: every kind of failure has one wording
+# (_UNAVAILABLE, _probe_failed, vocabulary.json's chat words), said of whichever failed.
+SUBJECT = {
+    REMOTE: "the server",
+    LOCAL: "the in-process cross-encoder",
+    LEXICAL: "the built-in word matcher",
+    UTILITY: UTILITY_MODEL,
+}
+
+
+def subject(scorer: Scorer | None) -> str:
+    """Who failed: what the scorer declares itself (its mode), a server when it is none of ours."""
+    return SUBJECT.get(scorer.mode, SUBJECT[REMOTE]) if scorer is not None else SUBJECT[REMOTE]
+
+
 def reranker_unavailable(exc: BaseException, settings: Settings, scorer: Scorer | None) -> str:
-    """Why the reranker was not used, from the kind of failure alone."""
-    judge = scorer is not None and scorer.asks_utility_model
+    """Why the reranker was not used, from the kind of failure alone, said of the scorer."""
+    who = subject(scorer)
     if isinstance(exc, ProbeFailed):
-        return _judge_probe_failed(exc, settings) if judge else _probe_failed(exc, settings)
-    words = _JUDGE_UNAVAILABLE if judge else _SERVER_UNAVAILABLE
-    return next(say(exc, settings) for kind, say in words if isinstance(exc, kind))
+        return _probe_failed(exc, settings, who)
+    return next(say(exc, settings, who) for kind, say in _UNAVAILABLE if isinstance(exc, kind))
 
 
-def failure_words(verdict: str) -> str:
-    """A kind of server failure (a probe verdict of vocabulary.json) as the chat line says it:
-    its one wording, which Test connection's reasons start from too; "" for a verdict that
-    has none."""
-    return verdict_words().get(verdict, {}).get("chat", "")
+def failure_words(verdict: str, who: str = SUBJECT[REMOTE]) -> str:
+    """A kind of failure (a probe verdict of vocabulary.json) as the chat line says it of
+    ``who``: its one wording, which Test connection's reasons start from too; "" for a
+    verdict that has none."""
+    return verdict_words().get(verdict, {}).get("chat", "").format(who=who)
 
 
-def _probe_failed(exc: ProbeFailed, settings: Settings) -> str:
+def _probe_failed(exc: ProbeFailed, settings: Settings, who: str) -> str:
+    if exc.verdict == "too_slow":  # the measured seconds and what to change, in the scorer's words
+        return str(exc)
     if exc.verdict == "timeout":
-        return no_answer_within(settings.timeout)
-    chat = failure_words(exc.verdict)
+        return gave_no_answer(who, settings.timeout)
+    if exc.verdict == "not_configured":
+        return not_set_up(who)
+    chat = failure_words(exc.verdict, who)
     if chat:
         return chat
     if exc.status is not None:
-        return answered_http(exc.status)
-    return UNREADABLE if exc.malformed else "no route answered the probe correctly (see Test connection)"
+        return answered_http(who, exc.status)
+    return unreadable(who) if exc.malformed else f"{who} failed the probe (see Test connection)"
 
 
-def answered_http(status: int) -> str:
-    return f"the server answered HTTP {status}"
+def gave_no_answer(who: str, seconds: float) -> str:
+    return f"{who} gave {no_answer_within(seconds)}"
 
 
-UNREADABLE = "its answer could not be read"
+def answered_http(who: str, status: int) -> str:
+    return f"{who} answered HTTP {status}"
+
+
+def unreadable(who: str) -> str:
+    return f"{who}'s answer could not be read"
+
+
+def not_set_up(who: str) -> str:
+    return f"{who} is not set up (see Test connection)"
 
 
 # --- a server's probe, in Test connection's words (scorers/remote.py) ------------------------
@@ -485,41 +512,20 @@ def probe_error(route: str, reason: str) -> str:
     return f"no route answered correctly; last: {route}: {reason}"
 
 
-def _judge_probe_failed(exc: ProbeFailed, settings: Settings) -> str:
-    if exc.verdict == "too_slow":  # the measured seconds and what to change, in the scorer's words
-        return str(exc)
-    if exc.verdict == "timeout":
-        return f"{UTILITY_MODEL} gave no answer within {settings.timeout:g} s"
-    if exc.verdict == "misranks":
-        return f"{UTILITY_MODEL} did not judge the probe correctly (see Test connection)"
-    if exc.verdict == "not_configured":
-        return "no agent to ask the utility model for"
-    return f"{UTILITY_MODEL} failed the probe (see Test connection)"
-
-
-# Any other failure, by the first kind that matches: (kind, words for (exc, settings)).
-_SERVER_UNAVAILABLE = (
-    ((TimeoutError, DeadlineExceeded), lambda exc, s: no_answer_within(s.timeout)),
-    (BreakerOpen, lambda exc, s: f"the server kept failing, skipped for up to {s.breaker_cooldown:g} s"),
-    (TransportError, lambda exc, s: failure_words("unreachable")),
-    (ServerError, lambda exc, s: failure_words("auth") if exc.status in (401, 403) else answered_http(exc.status)),
-    (MalformedResponse, lambda exc, s: UNREADABLE),
-    (Refused, lambda exc, s: failure_words("refused")),
-    (NotConfigured, lambda exc, s: "it is not set up (see Test connection)"),
-    (BaseException, lambda exc, s: "it failed (see Test connection)"),
-)
-_JUDGE_UNAVAILABLE = (
-    (TooSlow, lambda exc, s: str(exc)),
-    ((TimeoutError, DeadlineExceeded), lambda exc, s: f"{UTILITY_MODEL} gave no answer within {s.timeout:g} s"),
-    (BreakerOpen, lambda exc, s: f"{UTILITY_MODEL} kept failing, skipped for up to {s.breaker_cooldown:g} s"),
-    (MalformedResponse, lambda exc, s: f"{UTILITY_MODEL}'s answer could not be read"),
-    (NotConfigured, lambda exc, s: "no agent to ask the utility model for"),
+# Any other failure, by the first kind that matches: (kind, words for (exc, settings, who)).
+_UNAVAILABLE = (
+    (TooSlow, lambda exc, s, who: str(exc)),  # the judge's: the measured seconds and what to change
+    ((TimeoutError, DeadlineExceeded), lambda exc, s, who: gave_no_answer(who, s.timeout)),
+    (BreakerOpen, lambda exc, s, who: f"{who} kept failing, skipped for up to {s.breaker_cooldown:g} s"),
+    (TransportError, lambda exc, s, who: f"the call to {who} failed"),  # a probe that reached nothing: "unreachable"
     (
-        Refused,
-        lambda exc, s: f"the privacy guard refused {UTILITY_MODEL}: its endpoint is not private (rerank_private_only)",
+        ServerError,
+        lambda exc, s, who: failure_words("auth", who) if exc.status in (401, 403) else answered_http(who, exc.status),
     ),
-    (TransportError, lambda exc, s: f"the call to {UTILITY_MODEL} failed"),
-    (BaseException, lambda exc, s: f"{UTILITY_MODEL} failed (see Test connection)"),
+    (MalformedResponse, lambda exc, s, who: unreadable(who)),
+    (Refused, lambda exc, s, who: failure_words("refused", who)),
+    (NotConfigured, lambda exc, s, who: not_set_up(who)),
+    (BaseException, lambda exc, s, who: f"{who} failed (see Test connection)"),
 )
 
 
