@@ -148,13 +148,16 @@ def test_report_on_a_missing_or_empty_log_says_so(tmp_path):
 
 
 def test_the_logged_query_is_masked_before_it_is_cut():
-    from helpers.recall import outcome
+    from helpers.recall import pipeline, store_search
+    from helpers.settings import Settings
 
     secret = "sk-proj-abcdef1234567890XYZ"
     query = "x" * 290 + " " + secret  # the key straddles the 300-character cut
-    done = outcome.Outcome("recall", "memories", outcome.FUSED, True, 1.0, limit=5, query=query)
-    line = done.log_line()
+    search = pipeline.Search(pipeline.Call("recall", agent=None), Settings.from_mapping({}), query, 5, 0.7, "")
+    search.found, search.rerank_query = store_search.Found(), query
+    line = pipeline.decision_line(search, pipeline.outcome_of(search))
     assert "sk-proj" not in line["query"] and "abcdef" not in line["query"]
+    assert line["limit"] == 5 and line["caller"] == "recall"
 
 
 def test_the_key_is_never_written_to_the_log_even_when_the_user_types_it(host):
@@ -177,3 +180,24 @@ def test_the_key_is_never_written_to_the_log_even_when_the_user_types_it(host):
         host.import_plugin("helpers.report.decision_log").flush()
     text = log_path.read_text()
     assert "grafana port on atlas" in text and key not in text
+
+
+def test_a_line_is_built_only_for_a_configured_log_and_one_that_fails_costs_the_counters_nothing():
+    from helpers.recall import outcome
+    from helpers.report.stats import STATS
+
+    built = []
+
+    def broken_line():
+        built.append(True)
+        raise RuntimeError("cannot build it")
+
+    done = outcome.Outcome("recall", "memories", outcome.FUSED, True, 1.0, pool_size=3)
+    outcome.keep(done, None, "", broken_line)  # no decision log: the line is never built
+    assert built == []
+    outcome.keep(done, None, "usr/decisions.jsonl", broken_line)
+    assert built == [True]
+    assert STATS.snapshot()["totals"] == {"fused": 2}  # both searches counted
+    nothing_found = outcome.Outcome("recall", "memories", outcome.EMPTY, True, 1.0)
+    outcome.keep(nothing_found, None, "usr/decisions.jsonl", broken_line)  # nothing to judge: no line
+    assert built == [True]

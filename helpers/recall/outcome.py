@@ -1,8 +1,9 @@
 """What one search did, worked out once: by the pipeline's last stage (pipeline.record) for
 a search that ran, by the wrapper (wrapper.py) for one that fell back to the host. The
-counters (report/stats.py), the decision log (report/decision_log.py) and the chat line
-(recall_line.py) each read this one value through ``keep``; none of them works any of it
-out again."""
+counters (report/stats.py) and the chat line (recall_line.py) each read this one value
+through ``keep``; none of them works any of it out again. The decision log's line, the
+search's orders id by id, is built from the search itself (pipeline.decision_line), and
+only where a decision log is configured: ``keep`` asks for it then."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import logging
+from typing import Callable
+
 from ..report import decision_log
 from ..report.changes import Changes
 from ..report.stats import CallRecord, STATS
-from ..scoring.redaction import redact
 from . import recall_line
 from .failures import Failure
+
+log = logging.getLogger("a0_reranker")
 
 # What ordered the memories the plugin returns (in shadow mode: would return).
 RERANKED = "reranked"  # the reranker's order, combined with the fused one
@@ -36,6 +41,7 @@ class Outcome:
     changes: Changes | None = None  # the plugin's order against the host's result, over the prompt's slots
     no_opinion: str = ""  # the reranker answered but scored every memory alike, in plain words
     notes: tuple[str, ...] = ()  # what the policies did
+    pool_size: int = 0  # how many memories the searches found for the pool (0: nothing to judge)
     returned: int = 0  # how many memories the agent got
     shown: int = 0  # how many of the plugin's order reach (or would reach) the prompt
     dropped_by_floor: int = 0
@@ -47,16 +53,6 @@ class Outcome:
     post_filter: bool = False  # the host's own post-filter asks its utility model too
     trust: Any = None  # the say it earned on the calibration set (scoring/calibration.Trust)
     route: Any = None  # the detected route of the server that answered
-    # For the decision log: ids, best first, and the reranker's query as the search made it
-    # (masked only where it is kept: log_line).
-    limit: int = 0
-    query: str = ""
-    fused: tuple[str, ...] = ()
-    pool: tuple[str, ...] = ()
-    host_order: tuple[str, ...] = ()
-    plugin_order: tuple[str, ...] = ()
-    reranker_order: tuple[str, ...] = ()  # the reranker's order after the policies, when it had a say
-    scores: tuple[float, ...] = ()  # the reranker's, for the pool's first memories
 
     @property
     def fell_back(self) -> bool:
@@ -81,28 +77,11 @@ class Outcome:
             self.counted_as,
             "; ".join(self.notes),
             self.caller,
-            len(self.pool),
+            self.pool_size,
             self.returned,
             self.latency_ms,
             impact=None if self.applied else self.changes.impact(),
             unavailable=self.failure.reason if self.failure is not None else "",
-        )
-
-    def log_line(self) -> dict[str, Any]:
-        return decision_log.line(
-            caller=self.caller,
-            applied=self.applied,
-            limit=self.limit,
-            masked_query=redact(self.query),
-            fused=self.fused,
-            pool=self.pool,
-            host_order=self.host_order,
-            plugin_order=self.plugin_order,
-            reranker_order=self.reranker_order,
-            reranker_say=self.trust.say if self.trust is not None else "",
-            scores=self.scores,
-            reranker_unavailable=self.failure.reason if self.failure is not None else "",
-            latency_ms=self.latency_ms,
         )
 
 
@@ -111,14 +90,19 @@ def fallback(caller: str, area: str, failure: Failure, latency_ms: float) -> Out
     return Outcome(caller, area, HOST, False, latency_ms, failure)
 
 
-def keep(done: Outcome, log_item: Any = None, search: Any = None) -> None:
-    """The one way an outcome is kept: a line of the decision log (when one is configured and
-    the search found something to judge), the counters, and the search's part of the recall's
-    line in the chat (``log_item``; None: nothing to say there). ``search``: the finished
-    pipeline.Search the outcome is of, None for a fallback."""
-    path = search.settings.decision_log if search is not None else ""
-    if path and done.pool:
-        decision_log.record(path, done.log_line())
+def keep(
+    done: Outcome, log_item: Any = None, log_path: str = "", log_line: Callable[[], dict[str, Any]] | None = None
+) -> None:
+    """The one way an outcome is kept: a line of the decision log at ``log_path`` (when one is
+    configured and the search found something to judge: ``log_line`` builds it then; a
+    fallback has none), the counters, and the search's part of the recall's line in the chat
+    (``log_item``; None: nothing to say there). A line that cannot be built costs the
+    counters and the chat nothing."""
+    if log_path and log_line is not None and done.pool_size:
+        try:
+            decision_log.record(log_path, log_line())
+        except Exception as exc:
+            log.info("a0_reranker: could not write a decision log line: %s", type(exc).__name__)
     STATS.record(done.call_record())
     recall_line.say(log_item, done)
 

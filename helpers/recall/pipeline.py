@@ -30,9 +30,10 @@ from typing import Any, Awaitable, Callable
 from ..deadline import Deadline
 from .. import vocabulary
 from ..errors import DeadlineExceeded
-from ..report import changes
+from ..report import changes, decision_log
 from ..scoring import calibration, probing, scorers
 from ..scoring.client import scrub
+from ..scoring.redaction import redact
 from ..scoring.score import Scored, earned_say, score_documents
 from ..settings import Settings
 from . import deadlines, failures, fusion, judge_call, outcome, policies, store_agreement, store_search, texts
@@ -452,7 +453,8 @@ def record(memory: Any, search: Search) -> None:
     is logged, and costs the recall nothing."""
     try:
         if search.still_wanted():
-            outcome.keep(outcome_of(search), search.call.log_item, search)
+            done = outcome_of(search)
+            outcome.keep(done, search.call.log_item, search.settings.decision_log, lambda: decision_line(search, done))
     except Exception as exc:  # bookkeeping must never cost a recall
         log.info("a0_reranker: could not record a search: %s", exc)
 
@@ -460,8 +462,7 @@ def record(memory: Any, search: Search) -> None:
 def outcome_of(search: Search) -> outcome.Outcome:
     """A finished search as an outcome: applied, or in shadow mode against the host's answer."""
     applied = search.settings.apply
-    host = search.found.host_result if search.host_answer is None else search.host_answer
-    ids = lambda docs: tuple(str(key) for key in store_search.doc_keys(docs))  # noqa: E731
+    host = _host_answer(search)
     scored = search.scored
     verdict = scored.verdict if scored is not None else None
     if not search.pool:
@@ -480,6 +481,7 @@ def outcome_of(search: Search) -> outcome.Outcome:
         changes=changes.versus_host(store_search.doc_keys(host), store_search.doc_keys(search.docs), search.slots),
         no_opinion=search.no_opinion,
         notes=tuple(search.notes),
+        pool_size=len(search.pool),
         returned=len(search.docs) if applied else len(host),
         shown=len(search.docs[: search.slots]),
         dropped_by_floor=search.dropped_by_floor,
@@ -491,15 +493,38 @@ def outcome_of(search: Search) -> outcome.Outcome:
         post_filter=search.call.post_filter,
         trust=search.trust,
         route=verdict.route if verdict else None,
+    )
+
+
+def decision_line(search: Search, done: outcome.Outcome) -> dict[str, Any]:
+    """The decision log's line of a finished search (``done``, its outcome): its orders by id,
+    best first, and the reranker's query with the key scrubbed (the user may have pasted it
+    into the chat) and then masked. Built only where a decision log is configured."""
+
+    def ids(docs: list) -> list[str]:
+        return [str(key) for key in store_search.doc_keys(docs)]
+
+    scored = search.scored
+    return decision_log.line(
+        caller=done.caller,
+        applied=done.applied,
         limit=search.limit,
-        query=scrub(search.rerank_query, search.settings),  # the user may have pasted the key into the chat
+        masked_query=redact(scrub(search.rerank_query, search.settings)),
         fused=ids(search.fused),
         pool=ids(search.pool),
-        host_order=ids(host),
+        host_order=ids(_host_answer(search)),
         plugin_order=ids(search.docs),
-        reranker_order=ids(search.after_policies) if has_say(search) else (),
-        scores=tuple(scored.scores) if scored is not None else (),
+        reranker_order=ids(search.after_policies) if has_say(search) else [],
+        reranker_say=done.trust.say if done.trust is not None else "",
+        scores=scored.scores if scored is not None else [],
+        reranker_unavailable=done.failure.reason if done.failure is not None else "",
+        latency_ms=done.latency_ms,
     )
+
+
+def _host_answer(search: Search) -> list:
+    """What the host itself answered: its own result, or in shadow mode what the agent got."""
+    return search.found.host_result if search.host_answer is None else search.host_answer
 
 
 # The stages of a search, in the order they run (run). Each is ``(memory, search)``; the ones
