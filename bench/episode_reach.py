@@ -16,12 +16,10 @@ order at the shipped reach is checked against the shipped one first, search by s
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from typing import Iterable
 
-from bench.score_fusion import Order, recall
+from bench.score_fusion import Order, dump_questions, table
 from helpers.recall import fusion
 from helpers.settings import Settings
 
@@ -77,32 +75,12 @@ def rows(threshold: float) -> Iterable[tuple[str, Order]]:
         yield f"only when stored within {reach} of a word match{shipped}", reach_order(reach, threshold)
 
 
-def table(questions: list[dict], threshold: float) -> str:
-    classes = sorted({c for q in questions for c in q["classes"]} - {"all"})
-    head = ["order", "held-out all", "tuning all", *(f"{c} held / tuning" for c in classes)]
-    lines = ["| " + " | ".join(head) + " |", "|---" + "|--:" * (len(head) - 1) + "|"]
-    for name, order in rows(threshold):
-        held, tuned = recall(questions, order, "held"), recall(questions, order, "tuned")
-
-        def count(counts: dict, cls: str) -> str:
-            hits, total = counts.get(cls, (0, 0))
-            return f"{hits}/{total}" if total else "-"
-
-        cells = [count(held, "all"), count(tuned, "all"), *(f"{count(held, c)} / {count(tuned, c)}" for c in classes)]
-        lines.append("| " + " | ".join([name, *cells]) + " |")
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dump", help="a file bench.relevance --dump wrote")
-    args = parser.parse_args(argv)
-    with open(args.dump, encoding="utf-8") as fh:
-        questions = json.load(fh)["none"]
+    questions = dump_questions(argv, __doc__.splitlines()[0])
     threshold = message_threshold()
     checked = check(questions, threshold)
     print(f"{checked} word-led searches, each as shipped at reach {fusion.EPISODE_REACH}\n")
-    print(table(questions, threshold))
+    print(table(questions, rows(threshold), cell=lambda hits, total: f"{hits}/{total}"))
 
 
 if __name__ == "__main__":

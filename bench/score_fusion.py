@@ -97,29 +97,43 @@ def recall(questions: list[dict], order: Order, half: str) -> dict[str, tuple[in
     return {cls: (hits, total) for cls, (hits, total) in counts.items()}
 
 
-def table(questions: list[dict]) -> str:
+def share(hits: int, total: int) -> str:
+    return f"{hits / total:.3f}"
+
+
+def table(
+    questions: list[dict],
+    orders: Iterable[tuple[str, Order]] | None = None,
+    cell: Callable[[int, int], str] = share,
+) -> str:
+    """A row per order (``rows()`` by default): per half and class, ``cell`` of (questions
+    answered, questions)."""
     classes = sorted({c for q in questions for c in q["classes"]} - {"all"})
     head = ["order", "held-out all", "tuning all", *(f"{c} held / tuning" for c in classes)]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|--:" * (len(head) - 1) + "|"]
-    for name, order in rows():
+    for name, order in rows() if orders is None else orders:
         held, tuned = recall(questions, order, "held"), recall(questions, order, "tuned")
 
-        def share(counts: dict, cls: str) -> str:
+        def shown(counts: dict, cls: str) -> str:
             hits, total = counts.get(cls, (0, 0))
-            return f"{hits / total:.3f}" if total else "-"
+            return cell(hits, total) if total else "-"
 
-        cells = [share(held, "all"), share(tuned, "all"), *(f"{share(held, c)} / {share(tuned, c)}" for c in classes)]
+        cells = [shown(held, "all"), shown(tuned, "all"), *(f"{shown(held, c)} / {shown(tuned, c)}" for c in classes)]
         lines.append("| " + " | ".join([name, *cells]) + " |")
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def dump_questions(argv: list[str] | None, description: str) -> list[dict]:
+    """The questions of the no-reranker pass of the dump the command line names."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("dump", help="a file bench.relevance --dump wrote")
     args = parser.parse_args(argv)
     with open(args.dump, encoding="utf-8") as fh:
-        questions = json.load(fh)["none"]
-    print(table(questions))
+        return json.load(fh)["none"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    print(table(dump_questions(argv, __doc__.splitlines()[0])))
 
 
 if __name__ == "__main__":

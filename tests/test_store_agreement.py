@@ -117,12 +117,14 @@ PLAIN = [
 PLAIN_QUESTIONS = [text.rstrip(".") for text in PLAIN]
 
 
-def _store(host, texts):
+def _store(host, texts, embeddings=None, threshold=0.0):
+    """A store of ``texts`` (the host's embedder, or ``embeddings``), the plugin on, the
+    host's recall threshold ``threshold``."""
     from tests.host.recall import set_memory_config, set_plugin, wrapped_module
 
-    set_memory_config(host, memory_recall_similarity_threshold=0.0)
+    set_memory_config(host, memory_recall_similarity_threshold=threshold)
     agent = host.agent()
-    memory = host.run(host.memory(agent))
+    memory = host.run(host.memory(agent, embeddings=embeddings))
     host.run(host.insert(memory, texts))
     wrapped_module(host)
     host.toggle(True)
@@ -252,16 +254,7 @@ def _wordless_embeddings():
 
 
 def _turn_store(host, count):
-    from tests.host.recall import set_memory_config, set_plugin, wrapped_module
-
-    set_memory_config(host, memory_recall_similarity_threshold=0.0)
-    agent = host.agent()
-    memory = host.run(host.memory(agent, embeddings=_wordless_embeddings()))
-    host.run(host.insert(memory, _turns(count)))
-    wrapped_module(host)
-    host.toggle(True)
-    set_plugin(host)
-    return agent, memory
+    return _store(host, _turns(count), embeddings=_wordless_embeddings())
 
 
 def test_a_store_whose_embedder_and_words_disagree_is_word_led_from_its_first_question(host):
@@ -297,18 +290,10 @@ EPISODE_QUESTION = "what happened with the zephyr glaze in the kiln?"
 
 def _episode_store(host, guess: int):
     """The store, with turn ``guess`` the embedder's best for EPISODE_QUESTION."""
-    from tests.host.recall import set_memory_config, set_plugin, wrapped_module
-
     texts = [EPISODE.get(n, text) for n, text in enumerate(_turns(120))]
     embeddings = _wordless_embeddings()
     embeddings.same_as = {EPISODE_QUESTION: texts[guess]}
-    set_memory_config(host, memory_recall_similarity_threshold=0.99)  # the host itself finds nothing
-    agent = host.agent()
-    memory = host.run(host.memory(agent, embeddings=embeddings))
-    host.run(host.insert(memory, texts))
-    wrapped_module(host)
-    host.toggle(True)
-    set_plugin(host)
+    agent, _ = _store(host, texts, embeddings=embeddings, threshold=0.99)  # the host itself finds nothing
     return agent, texts
 
 
