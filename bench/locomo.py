@@ -133,9 +133,11 @@ def _turn_memories(name: str, data: dict) -> list[dict]:
     return memories
 
 
-def read_conversation(name: str, data: dict, turns: bool = False) -> Conversation:
-    """One conversation file's memories and questions (see the module docstring)."""
-    memories = _turn_memories(name, data) if turns else []
+def read_conversation(name: str, data: dict, turns: bool = False, first: int | None = None) -> Conversation:
+    """One conversation file's memories and questions (see the module docstring). ``first``:
+    the turns variant cut to its first N turns (a young store), and a question's gold to
+    the turns it holds."""
+    memories = _turn_memories(name, data)[:first] if turns else []
     sessions = sorted((int(m.group(1)), key) for key in data if (m := _SESSION_OBSERVATION.match(key)))
     for session, key in sessions if not turns else ():
         date = data.get(f"session_{session}_date_time")
@@ -184,16 +186,18 @@ def read_conversation(name: str, data: dict, turns: bool = False) -> Conversatio
     return Conversation(name, memories, questions, no_gold, with_evidence)
 
 
-def load(folder: str | Path = DEFAULT_DIR, *, check: bool = True, turns: bool = False) -> list[Conversation]:
+def load(
+    folder: str | Path = DEFAULT_DIR, *, check: bool = True, turns: bool = False, first: int | None = None
+) -> list[Conversation]:
     """Every ``<n>.json`` in ``folder``, in numeric order, its observations (or with
-    ``turns`` its turns) as memories; with ``check``, the counts the figures were measured
-    on are asserted."""
+    ``turns`` its turns, with ``first`` only each conversation's first N) as memories; with
+    ``check``, the counts the figures were measured on are asserted (not for ``first``)."""
     folder = Path(folder)
     files = sorted(folder.glob("*.json"), key=lambda p: (len(p.stem), p.stem))
     if not files:
         raise FileNotFoundError(f"--locomo: no LoCoMo *.json files in {folder}")
-    conversations = [read_conversation(p.stem, json.loads(p.read_text(encoding="utf-8")), turns) for p in files]
-    if check:
+    conversations = [read_conversation(p.stem, json.loads(p.read_text(encoding="utf-8")), turns, first) for p in files]
+    if check and first is None:
         assert_counts(conversations, EXPECTED_TURNS if turns else EXPECTED)
     return conversations
 

@@ -7,7 +7,9 @@ people, each chatting with an AI companion over ten days (``memory_bank_en.json`
 person, ``history``: date -> exchanges of ``query`` and ``response``), and 104 probing
 questions a person asks afterwards (``probing_questions_en.jsonl``). The data is read from a
 folder (``--memorybank DIR``, by default ../shared/data/memorybank beside the repository),
-never copied into the repository.
+never copied into the repository: ``git clone https://github.com/zhongwanjun/MemoryBank-SiliconFriend``
+and copy ``eval_data/en/memory_bank_en.json`` and ``eval_data/en/probing_questions_en.jsonl``
+there (read at commit cf61c41).
 
 The questions carry no evidence, so which messages answer each one was labelled by this
 project, by reading the chats: ``bench/memorybank_labels.json`` (ours, no text of theirs:

@@ -777,6 +777,7 @@ async def run_locomo(
     conversations: list[str] | None = None,
     turns: bool = False,
     convs: list | None = None,
+    first: int | None = None,
 ) -> tuple[list[Row], list[Question], dict]:
     """LoCoMo (bench/locomo.py): one store per conversation, built once; every row asks each
     question against its conversation's store, as the first message of a new chat. ``convs``:
@@ -785,7 +786,7 @@ async def run_locomo(
     from tests.host.harness import host_root
 
     if convs is None:
-        convs = locomo.load(folder, turns=turns)  # asserts the counts the figures were measured on
+        convs = locomo.load(folder, turns=turns, first=first)  # asserts the counts the figures were measured on
     if conversations:
         unknown = sorted(set(conversations) - {c.name for c in convs})
         if unknown:
@@ -901,6 +902,12 @@ def main(argv=None) -> None:
         "instead of the observations",
     )
     parser.add_argument(
+        "--first",
+        type=int,
+        metavar="N",
+        help="LoCoMo --turns: each conversation's first N turns only (a young store), with the questions they answer",
+    )
+    parser.add_argument(
         "--memorybank",
         metavar="DIR",
         nargs="?",
@@ -911,6 +918,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if (args.conversations or args.turns) and not args.locomo:
         parser.error("--conversations and --turns need --locomo")
+    if args.first is not None and (not args.turns or args.first < 1):
+        parser.error("--first needs --turns and a number of turns of at least 1")
     if args.locomo:
         return main_locomo(args)
     if args.memorybank:
@@ -950,10 +959,18 @@ def main_locomo(args) -> None:
     conversations = [c.strip() for c in args.conversations.split(",") if c.strip()] if args.conversations else None
     rows, questions, info = asyncio.run(
         run_locomo(
-            str(folder), args.limit, args.study, knowledge, args.knowledge or None, args.only, conversations, args.turns
+            str(folder),
+            args.limit,
+            args.study,
+            knowledge,
+            args.knowledge or None,
+            args.only,
+            conversations,
+            args.turns,
+            first=args.first,
         )
     )
-    stored = "turns" if args.turns else "observations"
+    stored = (f"the first {args.first} turns" if args.first else "turns") if args.turns else "observations"
     variant = (
         f"{stored} + Agent Zero's knowledge files"
         + (f" from {args.knowledge}" if args.knowledge else " (our stand-ins)")
@@ -1000,7 +1017,8 @@ def main_locomo(args) -> None:
                 )
     _write_dump(args.dump)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / f"relevance-locomo{'-turns' if args.turns else ''}.json").write_text(
+    suffix = (f"-turns-first{args.first}" if args.first else "-turns") if args.turns else ""
+    (RESULTS_DIR / f"relevance-locomo{suffix}.json").write_text(
         json.dumps(
             {
                 "data": str(folder),
