@@ -7,12 +7,10 @@ only where a decision log is configured: ``keep`` asks for it then."""
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
-from typing import Any
-
-import logging
-from typing import Callable
+from typing import Any, Callable
 
 from ..report import decision_log
 from ..report.changes import Changes
