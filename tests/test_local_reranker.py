@@ -339,6 +339,37 @@ def test_warm_up_at_start_then_recall_with_the_local_model(host, tiny_model, wat
     host.run(main())
 
 
+def test_on_the_cpu_the_model_reads_the_message_and_the_newest_turns_that_fit_400_characters(
+    host, tiny_model, monkeypatch
+):
+    """A long chat: the host's query holds 10,000 characters of it, rerank_max_query_chars
+    lets 2,000 through, and the model on the CPU reads the message and as much of the
+    newest conversation as fits 400 (local.CPU_QUERY_CHARS), as its relevance and its time
+    were measured."""
+    local = host.import_plugin("helpers.scoring.scorers.local")
+    read = []
+    predict = local._predict
+    monkeypatch.setattr(
+        local, "_predict", lambda loaded, s, query, docs: read.append(query) or predict(loaded, s, query, docs)
+    )
+    history = "\n".join(f"user: turn {i} about the garden and the backup schedule" for i in range(300))
+
+    async def main():
+        agent, memory = await _store(host)
+        host.import_plugin("helpers.recall.wrapper").ensure_wrapped()
+        host.toggle(True)
+        host.set_config(local_config(tiny_model))
+        host.import_plugin("helpers.settings_cache").forget()
+        result = await host.recall(agent, QUESTION, history)
+        assert result["error"] is None
+        pools = [q for q in read if q.startswith(QUESTION)]
+        assert pools and all(len(q) <= local.CPU_QUERY_CHARS for q in pools)
+        assert all("turn 299" in q and "turn 200" not in q for q in pools)  # the newest turns, as many as fit
+        assert max(len(q) for q in pools) > local.CPU_QUERY_CHARS - 60  # filled, not cut to the message
+
+    host.run(main())
+
+
 def test_recall_without_sentence_transformers_gets_the_no_server_order(host, tiny_model, monkeypatch):
     async def main():
         agent, memory = await _store(host)

@@ -24,7 +24,16 @@ DECLARATIONS = (
     "asks_utility_model",
     "judges_recall_at_once",
 )
-METHODS = ("verdict_key", "probe", "score", "warm", "breaker_key", "owns_breaker", "guarded_endpoint")
+METHODS = (
+    "verdict_key",
+    "probe",
+    "score",
+    "warm",
+    "breaker_key",
+    "owns_breaker",
+    "guarded_endpoint",
+    "query_chars",
+)
 
 
 @pytest.mark.parametrize(
@@ -58,6 +67,42 @@ def test_the_api_table_is_the_scorers_own():
     assert scorers.REMOTE.api is None
     assert set(APIS) == set(scorers.BY_API) | {"auto", "rerank", "qwen3_score"}
     assert len({s.mode for s in (scorers.REMOTE, *scorers.BY_API.values())}) == 4  # a mode each
+
+
+def test_a_cross_encoder_on_the_cpu_reads_a_query_it_can_score_in_time():
+    """rerank_max_query_chars (2,000) is every scorer's query budget but an in-process
+    cross-encoder's on the CPU: 400, the query its relevance and its time were measured with
+    (local.CPU_QUERY_CHARS). A lower setting still wins; on a GPU the setting stands."""
+    from helpers.scoring.scorers import local
+
+    pick = lambda **c: Settings.from_mapping({"rerank_api": "local", **c})  # noqa: E731
+    assert pick().max_query_chars == 2000 and pick().local_device == "cpu"
+    assert scorers.LOCAL.query_chars(pick()) == local.CPU_QUERY_CHARS == 400
+    assert scorers.LOCAL.query_chars(pick(rerank_max_query_chars=120)) == 120
+    assert scorers.LOCAL.query_chars(pick(rerank_local_device="cuda")) == 2000
+    assert scorers.LOCAL.query_chars(pick(rerank_local_device="mps", rerank_max_query_chars=900)) == 900
+    for other in (scorers.REMOTE, scorers.LEXICAL, scorers.UTILITY):
+        assert other.query_chars(pick()) == 2000, other.name
+
+
+def test_a_cross_encoder_on_auto_reads_the_cpu_query_until_its_model_says_where_it_runs(monkeypatch):
+    import concurrent.futures
+    import types
+
+    from helpers.scoring.scorers import local
+
+    auto = Settings.from_mapping({"rerank_api": "local", "rerank_local_device": "auto"})
+    monkeypatch.setattr(local, "_loads", {})
+    assert scorers.LOCAL.query_chars(auto) == 400  # nothing loaded yet: read as the CPU
+    for device, budget in (("cuda", 2000), ("cpu", 400)):
+        loaded = concurrent.futures.Future()
+        loaded.set_result(local.Loaded(types.SimpleNamespace(device=types.SimpleNamespace(type=device)), "logit"))
+        local._loads[local._key(auto)] = local._Load(loaded, 0.0)
+        assert scorers.LOCAL.query_chars(auto) == budget, device
+    failed = concurrent.futures.Future()
+    failed.set_exception(RuntimeError("no model"))
+    local._loads[local._key(auto)] = local._Load(failed, 0.0)
+    assert scorers.LOCAL.query_chars(auto) == 400
 
 
 class Counting:
@@ -99,6 +144,9 @@ class Counting:
 
     def warm(self, settings):
         pass
+
+    def query_chars(self, settings):
+        return settings.max_query_chars
 
 
 @pytest.fixture

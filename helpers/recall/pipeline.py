@@ -183,8 +183,9 @@ def plan(memory: Any, search: Search) -> None:
         if message and settings.search_followup
         else "",
     )
-    search.rerank_query = texts.reranker_query(call.message, call.history, search.query, settings.max_query_chars)
     search.choice = scorers.choose(settings)
+    budget = search.choice.scorer.query_chars(settings) if search.choice else settings.max_query_chars
+    search.rerank_query = texts.reranker_query(call.message, call.history, search.query, budget)
     search.sibling = _joined_sibling(memory, search)
 
 

@@ -26,6 +26,9 @@ verdict with a scale (scoring/verdicts.py). Everything around a call is the call
                    that asked (calibration.py); otherwise within that recall's time
     calibration_questions  how many of the calibration set's questions it answers (its
                    first ones, written by hand); None: all of them
+    query_chars    how much of the user's message and the newest conversation its query
+                   holds (rerank_max_query_chars, or less where reading more would cost more
+                   time than a recall has)
 """
 
 from __future__ import annotations
@@ -86,6 +89,10 @@ class Scorer(Protocol):
         """Load what the first call would wait for (blocking; run off the event loop)."""
         ...
 
+    def query_chars(self, settings: "Settings") -> int:
+        """The most characters of the message and the newest conversation its query holds."""
+        ...
+
 
 class InProcess:
     """What every scorer that runs inside Agent Zero's process declares alike: nothing
@@ -108,3 +115,6 @@ class InProcess:
 
     def guarded_endpoint(self, settings: "Settings") -> tuple[str, str] | None:
         return None
+
+    def query_chars(self, settings: "Settings") -> int:
+        return settings.max_query_chars

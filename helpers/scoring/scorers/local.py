@@ -32,6 +32,14 @@ from .base import InProcess
 
 RETRY_FAILED_LOAD_S = 60.0
 MAX_MODELS = 2  # models kept loaded at once (per-project settings may name different ones)
+# A cross-encoder reads the query beside every memory of the pool, so on a CPU its time
+# grows with the query: ms-marco-MiniLM-L-12 on two idle cores scored 60 memories in 2.2 s
+# with a 93-character query and in 11.6 s with 1,594 characters, past rerank_timeout, where
+# the fused order stands and the scoring goes on holding the CPU. Every figure of its
+# relevance was measured with the query cut to 400 (docs/relevance.md). On a CPU its query
+# is the message and as much of the newest conversation as fits in this many characters
+# (rerank_max_query_chars when that is lower); on a GPU, rerank_max_query_chars.
+CPU_QUERY_CHARS = 400
 
 
 @dataclass
@@ -70,6 +78,23 @@ def _key(settings: Settings) -> tuple:
 
 def _device(name: str) -> str | None:
     return None if name == "auto" else name  # None lets sentence-transformers pick
+
+
+def runs_on_cpu(settings: Settings) -> bool:
+    """The model runs on the CPU: ``rerank_local_device`` cpu, or auto and the loaded model
+    is on it. Auto before the model has loaded counts as the CPU, the likelier and the safer
+    guess: a GPU then reads a shorter query until the load is done."""
+    if settings.local_device != "auto":
+        return settings.local_device == "cpu"
+    with _lock:
+        entry = _loads.get(_key(settings))
+    future = entry.future if entry is not None else None
+    if future is None or not future.done() or future.cancelled() or future.exception() is not None:
+        return True
+    model = future.result().model
+    # sentence-transformers 4 and later: the module's device; 3.x: _target_device.
+    device = getattr(model, "device", None) or getattr(model, "_target_device", None)
+    return getattr(device, "type", "cpu") == "cpu"
 
 
 def _model_path(name: str) -> Path | None:
@@ -280,6 +305,11 @@ class LocalScorer(InProcess):
 
     def warm(self, settings: Settings) -> None:
         load_model(settings)
+
+    def query_chars(self, settings: Settings) -> int:
+        if runs_on_cpu(settings):
+            return min(settings.max_query_chars, CPU_QUERY_CHARS)
+        return settings.max_query_chars
 
 
 LOCAL = LocalScorer()

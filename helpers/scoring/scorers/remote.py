@@ -62,6 +62,9 @@ class RemoteScorer:
     def warm(self, settings: Settings) -> None:
         pass
 
+    def query_chars(self, settings: Settings) -> int:
+        return settings.max_query_chars
+
 
 REMOTE = RemoteScorer()
 

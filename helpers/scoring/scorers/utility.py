@@ -182,6 +182,9 @@ class UtilityScorer:
     def warm(self, settings: Settings) -> None:
         pass
 
+    def query_chars(self, settings: Settings) -> int:
+        return settings.max_query_chars  # its prompt's own budgets share it out (judge.py)
+
     async def _judge(
         self, settings: Settings, agent: Any, query: str, documents: Sequence[str], deadline: Deadline
     ) -> list[int]:
