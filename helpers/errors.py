@@ -77,6 +77,16 @@ class TooSlow(DeadlineExceeded):
         self.seconds = seconds
 
 
+class QueryCut(DeadlineExceeded):
+    """A reranker gave no answer within its whole time to a long query: from now on it is
+    asked a shorter one (scoring/query_budget.py). ``tried_chars``: the query it ran out
+    on; ``now_chars``: what its query holds from now on."""
+
+    def __init__(self, message: str, tried_chars: int, now_chars: int):
+        super().__init__(message)
+        self.tried_chars, self.now_chars = tried_chars, now_chars
+
+
 class BreakerOpen(RerankError):
     """The endpoint failed repeatedly and is being skipped for a cool-down."""
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 def reset_state() -> None:
     """Forget every process-wide cache and counter: settings, probe verdicts, scores, the
     breaker, stats, store scans, query vectors, privacy lookups, learned batch limits,
-    recall deadlines and the recall line's parts. Loaded local models are dropped too.
+    query budgets, recall deadlines and the recall line's parts. Loaded local models are dropped too.
     Never stops threads or background work (that is uninstall's job: lifecycle)."""
-    from .scoring import breaker, cache, calibration, client, endpoint_guard, probing
+    from .scoring import breaker, cache, calibration, client, endpoint_guard, probing, query_budget
     from .recall import deadlines, judge_call, lexical_index, query_vectors, recall_line, store_agreement, store_search
     from . import settings_cache
     from .report import stats
@@ -35,6 +35,7 @@ def reset_state() -> None:
     lexical_index.forget()
     store_agreement.forget()
     query_vectors.MEMO.forget()
+    query_budget.forget()
     endpoint_guard.forget()
     client.forget_batch_limits()
     deadlines.forget()

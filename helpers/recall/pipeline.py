@@ -31,7 +31,7 @@ from ..deadline import Deadline
 from .. import vocabulary
 from ..errors import DeadlineExceeded
 from ..report import changes, decision_log
-from ..scoring import calibration, probing, scorers
+from ..scoring import calibration, probing, query_budget, scorers
 from ..scoring.client import scrub
 from ..scoring.redaction import redact
 from ..scoring.score import Scored, earned_say, score_documents
@@ -184,7 +184,7 @@ def plan(memory: Any, search: Search) -> None:
         else "",
     )
     search.choice = scorers.choose(settings)
-    budget = search.choice.scorer.query_chars(settings) if search.choice else settings.max_query_chars
+    budget = query_budget.chars(search.choice) if search.choice else settings.max_query_chars
     search.rerank_query = texts.reranker_query(call.message, call.history, search.query, budget)
     search.sibling = _joined_sibling(memory, search)
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..deadline import Deadline
-from ..errors import BreakerOpen, Refused, TooSlow
+from ..errors import BreakerOpen, DeadlineExceeded, QueryCut, Refused, TooSlow
 from ..settings import Settings, shown_endpoint
 from .. import vocabulary
 from ..vocabulary import scorer_words
-from . import calibration, endpoint_guard, probing, redaction, scorers
+from . import calibration, endpoint_guard, probing, query_budget, redaction, scorers
 from .breaker import BREAKER, TRIAL
 from .cache import CACHE
 from .scorers import Choice
@@ -75,13 +75,14 @@ async def score_documents(
     admitted = BREAKER.allow(key, settings.breaker_failures, settings.breaker_cooldown) if scorer.may_go_down else None
     if scorer.may_go_down and not admitted:
         raise BreakerOpen(vocabulary.skipped(settings, scorer))
+    allowed: float | None = None  # the scoring call's time, once the probe is done
     try:
         # The probe (once per endpoint or model) gives the scale and the floor's calibration,
         # and keeps a scorer that ranks the probe wrongly out of recall.
         fresh_verdict = await probing.resolve(choice, deadline)
         if scorer.caches_scores and fresh_verdict is not verdict:  # a new probe: earlier lookups named another route
             hits = _cache_lookup(choice, fresh_verdict, query, documents)
-        asked = time.monotonic()
+        asked, allowed = time.monotonic(), deadline.remaining()
         scores = await _score_missing(choice, fresh_verdict, query, documents, deadline, hits)
         latency_ms = (time.monotonic() - asked) * 1000
         if scorer.may_go_down:
@@ -91,6 +92,12 @@ async def score_documents(
     except BaseException as exc:
         if isinstance(exc, TooSlow) and scorer.probes_once:  # learned from this call: kept like a verdict
             probing.keep_failure(choice, "too_slow", str(exc))
+        # Probed, asked with its whole time and no answer to a long query: a shorter one from now on.
+        cut = (
+            isinstance(exc, DeadlineExceeded)
+            and allowed is not None
+            and query_budget.ran_out(choice, len(query), allowed)
+        )
         if scorer.may_go_down:
             # The endpoint may have changed (a restart with another model, a new version):
             # probe again once it recovers, and count the failure toward the breaker.
@@ -102,6 +109,9 @@ async def score_documents(
                     shown_endpoint(settings.endpoint) or key,
                     settings.breaker_cooldown,
                 )
+        if cut:
+            now = query_budget.chars(choice)
+            raise QueryCut(f"{exc}; {vocabulary.query_cut(len(query), now)}", len(query), now) from exc
         raise
     finally:
         if admitted == TRIAL:  # settled above, unless cancelled: then the next caller may try

@@ -27,6 +27,7 @@ from ..errors import (
     MalformedResponse,
     NotConfigured,
     ProbeFailed,
+    QueryCut,
     Refused,
     ServerError,
     SettingsError,
@@ -453,6 +454,14 @@ def _probe_failed(exc: ProbeFailed, settings: Settings, who: str) -> str:
     return unreadable(who) if exc.malformed else f"{who} failed the probe (see Test connection)"
 
 
+def query_cut(tried_chars: int, now_chars: int) -> str:
+    """A reranker that ran out of time reading a long query (recall/query_budget.py)."""
+    return (
+        f"it ran out of time reading a {tried_chars:,}-character query, so from now on its query is cut to "
+        f"{now_chars:,} characters (the message and the newest conversation that fits)"
+    )
+
+
 def gave_no_answer(who: str, seconds: float) -> str:
     return f"{who} gave {no_answer_within(seconds)}"
 
@@ -515,6 +524,7 @@ def probe_error(route: str, reason: str) -> str:
 # Any other failure, by the first kind that matches: (kind, words for (exc, settings, who)).
 _UNAVAILABLE = (
     (TooSlow, lambda exc, s, who: str(exc)),  # the judge's: the measured seconds and what to change
+    (QueryCut, lambda exc, s, who: f"{gave_no_answer(who, s.timeout)}; {query_cut(exc.tried_chars, exc.now_chars)}"),
     ((TimeoutError, DeadlineExceeded), lambda exc, s, who: gave_no_answer(who, s.timeout)),
     (BreakerOpen, lambda exc, s, who: f"{who} kept failing, skipped for up to {s.breaker_cooldown:g} s"),
     (TransportError, lambda exc, s, who: f"the call to {who} failed"),  # a probe that reached nothing: "unreachable"
