@@ -11,7 +11,7 @@ from typing import Any
 from . import vocabulary
 from .recall import wrapper
 from .report.stats import STATS, Summary
-from .scoring import async_api, calibration, calling_agent, probing, scorers
+from .scoring import async_api, calibration, calling_agent, probing, query_budget, scorers
 from .scoring.breaker import BREAKER, Shown
 from .scoring.scorers import Choice
 from .scoring.scorers.utility import AnswerTimes
@@ -114,6 +114,8 @@ class StatusSummary:
     api_key_set: bool = False
     api_key_saved_for: str | None = None  # stored for another server: not sent
     detected: Detected | None = None
+    query_chars: int | None = None  # the reranker's query holds at most this (query_budget.chars)
+    query_ran_out_on: int | None = None  # the longer query it ran out of time on, which cut it
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON the status API and the CLI have always sent: keys that do not apply are
@@ -142,6 +144,8 @@ class StatusSummary:
                 api_key_set=self.api_key_set,
                 api_key_saved_for=self.api_key_saved_for,
                 detected=self.detected.as_dict() if self.detected is not None else None,
+                query_chars=self.query_chars,
+                query_ran_out_on=self.query_ran_out_on,
             )
         breaker = {key: asdict(state) for key, state in self.breaker.items()}
         return {**out, "stats": self.stats.as_dict(), "breaker": breaker}
@@ -205,6 +209,8 @@ def _summary(
             if verdict
             else None
         ),
+        query_chars=query_budget.chars(choice) if choice is not None else None,
+        query_ran_out_on=query_budget.ran_out_on(choice) if choice is not None else None,
     )
 
 

@@ -72,6 +72,9 @@ def test_a_reranker_that_ran_out_of_time_on_a_long_query_is_asked_a_short_one(ho
             asked = recall_queries(srv, memory)
             assert asked and all(len(q) <= query_budget.SHORT_QUERY_CHARS for q in asked)
             assert all(q.startswith(QUESTION) and "turn 199" in q for q in asked)  # the newest conversation
+            status = host.import_plugin("helpers.status_report")
+            text = host.import_plugin("helpers.vocabulary").status_text(status.collect(agent))
+            assert "at most 400 characters (cut: it ran out of time reading 1,9" in text
 
     asyncio.run(main())
 

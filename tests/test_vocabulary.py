@@ -49,6 +49,7 @@ def test_the_host_post_filter_note_is_one_sentence_in_every_view():
 FAILURES = [
     TimeoutError(),
     errors.DeadlineExceeded("late"),
+    errors.QueryCut("late on a long query", 1981, 400),
     errors.BreakerOpen("open"),
     errors.TransportError("refused"),
     errors.ServerError(500, "boom"),
@@ -80,6 +81,15 @@ def test_each_kind_of_failure_is_worded_once_and_said_of_the_scorer_that_failed(
         vocabulary.subject(scorers.REMOTE), vocabulary.subject(scorers.LOCAL)
     )
     assert vocabulary.subject(scorers.REMOTE) not in said[scorers.LOCAL]
+
+
+def test_the_status_says_how_long_the_rerankers_query_is_and_why_it_was_cut():
+    plain = vocabulary.status_text(_working(stats=Summary(), breaker={}, query_chars=2000)).splitlines()
+    assert "reranker's query: the message and the newest conversation, at most 2,000 characters" in plain
+    cut = vocabulary.status_text(_working(stats=Summary(), breaker={}, query_chars=400, query_ran_out_on=1981))
+    assert "at most 400 characters (cut: it ran out of time reading 1,981;" in cut
+    fusion = dataclasses.replace(_working(stats=Summary(), breaker={}, query_chars=2000), has_reranker=False)
+    assert "reranker's query" not in vocabulary.status_text(fusion)  # the built-in fusion asks none
 
 
 def test_words_differ_by_what_a_scorer_declares_not_its_name():

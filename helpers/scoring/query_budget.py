@@ -60,6 +60,12 @@ def ran_out(choice: Choice, query_chars: int, allowed_s: float) -> bool:
     return True
 
 
+def ran_out_on(choice: Choice) -> int | None:
+    """The length of the query this reranker ran out of time on, when that cut its query."""
+    with _lock:
+        return _ran_out.get(choice.key)
+
+
 def forget() -> None:
     with _lock:
         _ran_out.clear()

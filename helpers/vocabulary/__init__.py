@@ -307,6 +307,8 @@ def status_text(status: StatusSummary, probe: Probed | None = None) -> str:
         status.detected.route if status.detected is not None else None
     )
     lines.append(f"detected: {detected or 'not probed yet'}; wrap live: {status.wrap_live}")
+    if status.has_reranker and status.query_chars is not None:
+        lines.append(query_line(status.query_chars, status.query_ran_out_on))
     lat = counters.latency
     lines.append(
         f"latency p50 {lat.p50} ms, p95 {lat.p95} ms over {lat.samples} calls; "
@@ -452,6 +454,14 @@ def _probe_failed(exc: ProbeFailed, settings: Settings, who: str) -> str:
     if exc.status is not None:
         return answered_http(who, exc.status)
     return unreadable(who) if exc.malformed else f"{who} failed the probe (see Test connection)"
+
+
+def query_line(chars: int, ran_out_on: int | None) -> str:
+    """What the reranker reads as its query (status_text; scoring/query_budget.py)."""
+    line = f"reranker's query: the message and the newest conversation, at most {chars:,} characters"
+    if ran_out_on is not None:
+        line += f" (cut: it ran out of time reading {ran_out_on:,}; until Agent Zero restarts or these settings change)"
+    return line
 
 
 def query_cut(tried_chars: int, now_chars: int) -> str:

@@ -137,6 +137,8 @@ class StatusSummary(Protocol):
     judge: JudgeSummary | None
     trust_text: str | None
     detected: Detected | None
+    query_chars: int | None
+    query_ran_out_on: int | None
     stats: Counters
     breaker: dict[str, BreakerState]  # by endpoint
 
