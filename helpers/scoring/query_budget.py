@@ -15,7 +15,9 @@ then on (score.score_documents raises ``QueryCut``, which the chat line words): 
 settings (the verdict key: endpoint, model, API, ...), in this process. Another setting is
 another key and starts at its scorer's budget again. The probe reads its own three short
 pairs, so a probe that runs out says nothing of the query; a judge too slow for recall is
-kept out by its verdict instead (scoring/probing.py).
+kept out by its verdict instead (scoring/probing.py). Another plugin's call
+(reranker.rerank) that runs out on its own long query counts too: it is the same reranker,
+and only recall's query is built to this budget (pipeline.plan).
 """
 
 from __future__ import annotations
