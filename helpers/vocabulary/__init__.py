@@ -465,7 +465,7 @@ def query_line(chars: int, ran_out_on: int | None) -> str:
 
 
 def query_cut(tried_chars: int, now_chars: int) -> str:
-    """A reranker that ran out of time reading a long query (recall/query_budget.py)."""
+    """A reranker that ran out of time reading a long query (scoring/query_budget.py)."""
     return (
         f"it ran out of time reading a {tried_chars:,}-character query, so from now on its query is cut to "
         f"{now_chars:,} characters (the message and the newest conversation that fits)"
