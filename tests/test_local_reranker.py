@@ -228,6 +228,66 @@ def test_calls_waiting_for_the_model_leave_the_loops_default_executor_to_the_hos
     assert len(scores) == 12 and all(s == scores[0] for s in scores)
 
 
+def test_a_call_given_up_on_stops_at_its_next_batch_and_frees_the_model(tiny_model, fresh_local, monkeypatch):
+    """A forward pass cannot be stopped, but a call whose caller stopped waiting scores no
+    more batches: the next call does not wait behind the rest of its pool (with the real
+    L-12 through the recall, one timed-out search made the following ones time out too)."""
+    from helpers.errors import DeadlineExceeded
+    from helpers.settings import Settings
+
+    settings = Settings.from_mapping(local_config(tiny_model, rerank_local_batch_size=1))
+    documents = [f"{m} ({i})" for i in range(20) for m in MEMORIES[:4]]  # 80 pairs, one per batch
+
+    async def main():
+        loaded = await fresh_local.model(settings, 60)
+        batches = []
+
+        def slow(module, args):  # at least 50 ms a forward pass, on any machine
+            batches.append(1)
+            threading.Event().wait(0.05)
+
+        hook = loaded.model.model.register_forward_pre_hook(slow)
+        try:
+            with pytest.raises(DeadlineExceeded):
+                await fresh_local.score(settings, QUESTION, documents, 0.3)
+            await asyncio.wrap_future(loaded.worker.submit(lambda: None))  # the model's worker is free again
+            stopped_after = len(batches)
+            assert stopped_after < len(documents)  # the rest of the pool was not scored
+            scores = await fresh_local.score(settings, QUESTION, MEMORIES, 60)
+            assert len(scores) == len(MEMORIES) and len(batches) == stopped_after + len(MEMORIES)
+        finally:
+            hook.remove()
+
+    asyncio.run(main())
+
+
+def test_pairs_are_scored_shortest_first_in_input_order(tiny_model, fresh_local):
+    """A batch is padded to its longest pair: short memories go together, so one long memory
+    does not make a whole batch cost as much as it. The scores still come in input order."""
+    from helpers.settings import Settings
+
+    settings = Settings.from_mapping(local_config(tiny_model, rerank_local_batch_size=2))
+    long_one = " ".join(MEMORIES)  # several memories' words: many more tokens than one
+    documents = [long_one if i % 2 else MEMORIES[i // 2] for i in range(8)]  # short, long, short, long ...
+
+    async def main():
+        loaded = await fresh_local.model(settings, 60)
+        padded = []
+        hook = loaded.model.model.register_forward_pre_hook(
+            lambda module, args, kwargs: padded.append(kwargs["input_ids"].shape[1]), with_kwargs=True
+        )
+        try:
+            scores = await fresh_local.score(settings, QUESTION, documents, 60)
+        finally:
+            hook.remove()
+        return padded, scores
+
+    padded, scores = asyncio.run(main())
+    assert len(padded) == 4 and padded == sorted(padded) and padded[0] < padded[-1]  # two batches of short pairs
+    alone = dict(_expected_ranking(tiny_model, QUESTION, documents))  # input index -> score
+    assert scores == pytest.approx([alone[i] for i in range(8)], abs=1e-5)
+
+
 def test_load_model_refuses_to_block_an_event_loop(tiny_model, fresh_local):
     from helpers.settings import Settings
 
@@ -350,7 +410,7 @@ def test_on_the_cpu_the_model_reads_the_message_and_the_newest_turns_that_fit_40
     read = []
     predict = local._predict
     monkeypatch.setattr(
-        local, "_predict", lambda loaded, s, query, docs: read.append(query) or predict(loaded, s, query, docs)
+        local, "_predict", lambda loaded, s, query, *rest: read.append(query) or predict(loaded, s, query, *rest)
     )
     history = "\n".join(f"user: turn {i} about the garden and the backup schedule" for i in range(300))
 

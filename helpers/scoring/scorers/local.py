@@ -233,14 +233,38 @@ def forget(settings: Settings | None = None) -> None:
             entry.future.result().worker.shutdown(wait=False, cancel_futures=True)
 
 
-def _predict(loaded: Loaded, settings: Settings, query: str, documents: Sequence[str]) -> list[float]:
+class _GivenUp(Exception):
+    """The caller stopped waiting: the rest of its pairs are not scored (nobody reads this)."""
+
+
+def _predict(
+    loaded: Loaded, settings: Settings, query: str, documents: Sequence[str], given_up: threading.Event | None = None
+) -> list[float]:
+    """The model's scores in input order, one forward pass of ``local_batch_size`` pairs at
+    a time.
+
+    Shortest memories first: a batch is padded to its longest pair, so one long memory (a
+    knowledge file's chunk, 512 tokens) made every pair of its batch cost as much. A
+    forward pass cannot be stopped, but between two of them a call whose caller gave up
+    (``given_up``) stops: otherwise the rest of its pool held the model, and every call
+    queued behind it ran out of time in turn. Both measured with the real L-12 through the
+    recall on the relevance bench (docs/relevance.md)."""
     pairs = [(query, d[: settings.max_doc_chars]) for d in documents]
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][1]))
+    size = settings.local_batch_size
+    out = [0.0] * len(pairs)
     with loaded.lock:
-        scores = loaded.model.predict(
-            pairs, batch_size=settings.local_batch_size, show_progress_bar=False, convert_to_numpy=True
-        )
-    # One score per pair; a multi-label head gives a row per pair, whose last label is "relevant".
-    return [float(s) for s in scores.reshape(len(pairs), -1)[:, -1]]
+        for start in range(0, len(order), size):
+            if given_up is not None and given_up.is_set():
+                raise _GivenUp()
+            batch = order[start : start + size]
+            scores = loaded.model.predict(
+                [pairs[i] for i in batch], batch_size=size, show_progress_bar=False, convert_to_numpy=True
+            )
+            # One score per pair; a multi-label head gives a row per pair, whose last label is "relevant".
+            for i, value in zip(batch, scores.reshape(len(batch), -1)[:, -1]):
+                out[i] = float(value)
+    return out
 
 
 async def score(settings: Settings, query: str, documents: Sequence[str], timeout: float | None = None) -> list[float]:
@@ -250,12 +274,20 @@ async def score(settings: Settings, query: str, documents: Sequence[str], timeou
     started = time.monotonic()
     loaded = await model(settings, timeout)
     remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+    given_up = threading.Event()
+    call = loaded.worker.submit(_predict, loaded, settings, query, list(documents), given_up)
+    call.add_done_callback(_consume_call)
     try:
-        return await asyncio.wait_for(
-            asyncio.wrap_future(loaded.worker.submit(_predict, loaded, settings, query, list(documents))), remaining
-        )
+        return await asyncio.wait_for(asyncio.wrap_future(call), remaining)
     except TimeoutError:
         raise DeadlineExceeded(words.local_too_slow(len(documents))) from None
+    finally:
+        given_up.set()  # answered, timed out or cancelled: a pass under way stops at its next batch
+
+
+def _consume_call(call: concurrent.futures.Future) -> None:
+    if not call.cancelled():
+        call.exception()  # a call given up on ends in _GivenUp, which nobody awaits any more
 
 
 async def probe_into(settings: Settings, report: ProbeReport) -> None:
