@@ -10,7 +10,7 @@ import time
 
 from helpers.scoring import query_budget, scorers
 from helpers.settings import Settings
-from tests.host.recall import QUESTION, enabled_store, set_plugin, wrapped_module
+from tests.host.recall import QUESTION, enabled_store, pool_posts, set_plugin, wrapped_module
 from tests.servers import start
 
 LONG_QUERY_S = 2.0  # past the 1 s rerank_timeout the tests set
@@ -33,12 +33,7 @@ def slow_for_long_queries(srv):
 
 
 def recall_queries(srv, memory):
-    stored = {d.page_content for d in memory.db.docstore._dict.values()}
-    return [
-        r.json["query"]
-        for r in srv.requests
-        if r.method == "POST" and isinstance(r.json, dict) and r.json.get("texts") and set(r.json["texts"]) <= stored
-    ]
+    return [r.json["query"] for r in pool_posts(srv, memory)]
 
 
 def test_a_reranker_that_ran_out_of_time_on_a_long_query_is_asked_a_short_one(host):

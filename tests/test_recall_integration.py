@@ -13,6 +13,7 @@ from tests.host.recall import (
     free_port,
     ids,
     no_server_recall,
+    pool_posts,
     set_memory_config,
     set_plugin,
     spy_searches,
@@ -132,17 +133,6 @@ def test_recall_is_reranked_and_returns_the_hosts_own_documents(live):
     assert posts  # the reranker read the pool
     query = posts[-1].json["query"]
     assert query.startswith(QUESTION) and "user_message" not in query.split("\n")[0]
-
-
-def pool_posts(srv, memory):
-    """The reranking calls that read stored memories: the recall's own, not the calibration's
-    (its questions are the plugin's, and under load they may come last)."""
-    stored = {d.page_content for d in memory.db.docstore._dict.values()}
-    return [
-        r
-        for r in srv.requests
-        if r.method == "POST" and isinstance(r.json, dict) and r.json.get("texts") and set(r.json["texts"]) <= stored
-    ]
 
 
 def _fault_cases():

@@ -139,3 +139,14 @@ def fused_order(host, agent):
     set_plugin(host, rerank_api="auto")
     result = host.run(host.recall(agent, QUESTION, HISTORY))
     return [d.page_content for d in result["memories"]], [d.page_content for d in result["solutions"]]
+
+
+def pool_posts(srv, memory):
+    """The reranking calls that read stored memories: the recall's own, not the calibration's
+    (its questions are the plugin's, and under load they may come last)."""
+    stored = {d.page_content for d in memory.db.docstore._dict.values()}
+    return [
+        r
+        for r in srv.requests
+        if r.method == "POST" and isinstance(r.json, dict) and r.json.get("texts") and set(r.json["texts"]) <= stored
+    ]
