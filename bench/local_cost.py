@@ -36,13 +36,10 @@ def _long_chat() -> str:
     return "\n".join(turns)
 
 
-async def _median_ms(score, query: str, documents: list[str], repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        await score(query, documents)
-        samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
+async def _ms(score, query: str, documents: list[str]) -> float:
+    started = time.perf_counter()
+    await score(query, documents)
+    return (time.perf_counter() - started) * 1000
 
 
 async def _rows() -> list[Row]:
@@ -70,8 +67,8 @@ async def _rows() -> list[Row]:
         before_query = texts.reranker_query(message, hist, "", settings.max_query_chars)
         ours, before = [], []
         for _ in range(REPEATS):  # in alternation: a busy moment costs both alike
-            ours.append(await _median_ms(score, ours_query, documents, 1))
-            before.append(await _median_ms(score, before_query, documents, 1))
+            ours.append(await _ms(score, ours_query, documents))
+            before.append(await _ms(score, before_query, documents))
         rows.append(
             Row(
                 "local",
