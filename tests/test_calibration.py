@@ -12,7 +12,7 @@ from helpers.scoring import calibration
 from tests.host.embeddings import HashEmbeddings
 from tests.servers import start
 from tests.servers.scoring import calibration_question_in, partly_calibrated, relevance, word_overlap
-from tests.host.recall import HISTORY, QUESTION, enabled_store, set_plugin, spy_on_stage
+from tests.host.recall import HISTORY, QUESTION, enabled_store, pool_posts, set_plugin, spy_on_stage
 
 
 @pytest.mark.parametrize("answer", [[], [1.0], [1.0] * 6])
@@ -114,6 +114,56 @@ def test_a_reranker_without_say_leaves_exactly_the_fused_order(host):
     assert _memories(judged) == _memories(fused)
     stats = host.import_plugin("helpers.report.stats").STATS.snapshot()["totals"]
     assert "reranked" not in stats
+
+
+def test_a_reranker_that_earned_no_say_is_not_asked_until_it_is_measured_again(host):
+    """Once its calibration says none, its scores could move nothing: the recalls after it
+    do not ask it (its time is no longer theirs), return exactly the fused order and say so.
+    A better model behind the same endpoint is measured again by Test connection, and the
+    recalls after that ask it and have its say."""
+    import time
+
+    agent, memory = enabled_store(host)
+    pipeline = host.import_plugin("helpers.recall.pipeline")
+    pools = []
+    restore = spy_on_stage(
+        pipeline, "pool", lambda real, memory, search: (real(memory, search), pools.append(search.pool))
+    )
+    set_plugin(host)
+    fused = host.run(host.recall(agent, QUESTION, HISTORY))
+    fusions_pools, pools[:] = list(pools), []
+    cal = host.import_plugin("helpers.scoring.calibration")
+    status = host.import_plugin("helpers.status_report")
+    words = host.import_plugin("helpers.vocabulary")
+    connection_test = host.import_plugin("helpers.connection_test")
+    stats = host.import_plugin("helpers.report.stats").STATS
+    with start("tei19", scorer=word_overlap) as server:
+        set_plugin(host, rerank_endpoint=server.url)
+        host.run(host.recall(agent, QUESTION, HISTORY))
+        assert pool_posts(server, memory), "asked before its say is known"
+        waited = time.monotonic() + 60
+        while not cal._known and time.monotonic() < waited:
+            time.sleep(0.05)
+        server.clear()
+        stats.forget()
+        asked_pools, pools[:] = list(pools), []
+        later = [host.run(host.recall(agent, QUESTION, HISTORY)) for _ in range(2)]
+        assert not pool_posts(server, memory), "not asked once it earned no say"
+        # ...and its lists are read no deeper than fusion alone reads them.
+        assert len(asked_pools[0]) > len(fusions_pools[0]) and pools == fusions_pools * 2
+        assert stats.snapshot()["totals"] == {"fused": 4}  # two recalls of two searches, nothing failed
+        text = words.status_text(status.collect(agent))
+        assert "gets no say in recall" in text and "recalls do not ask it" in text
+
+        server.backend.scorer = relevance  # the user serves a better model and presses Test connection
+        tested = host.run(connection_test.run({"rerank_endpoint": server.url}))["report"]
+        assert tested["trust"]["say"] == "full"
+        server.clear()
+        host.run(host.recall(agent, QUESTION, HISTORY))
+        assert pool_posts(server, memory), "asked again: its new say is full"
+    restore()
+    assert all(_memories(result) == _memories(fused) for result in later)
+    assert stats.snapshot()["totals"].get("reranked") == 2
 
 
 def test_the_calibration_runs_once_per_reranker_and_again_when_the_model_changes(host):

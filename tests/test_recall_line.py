@@ -100,11 +100,11 @@ def test_with_the_built_in_lexical_reranker(chat):
     set_plugin(host, rerank_api="lexical")
     result, item = host.run(recall_step(host, agent))
     line = assert_host_lines_untouched(item, result)
-    # BM25 orders the calibration questions worse than Agent Zero's own embedder: it answers,
-    # and the line says it has no say (helpers/scoring/calibration.py).
+    # BM25 orders the calibration questions worse than Agent Zero's own embedder: the line says
+    # it has no say (helpers/scoring/calibration.py), and that recalls no longer ask it.
     assert line == expected_line(
-        "ordered by the plugin's own searches, no reranker; the built-in word matcher (BM25) answered, "
-        "but has no say: it did not order the calibration questions clearly better than Agent Zero's own search",
+        "ordered by the plugin's own searches, no reranker; the built-in word matcher (BM25) has no say: it did "
+        "not order the calibration questions clearly better than Agent Zero's own search, so recalls ask it no longer",
         result,
         host_alone,
     )

@@ -467,7 +467,7 @@ def test_a_reranker_clearly_better_than_the_embedder_has_some_say_where_the_word
     rests on the words; none in a conversation there, where the fused order is the embedder's."""
     import asyncio
 
-    from tests.host.recall import set_plugin
+    from tests.host.recall import pool_posts, set_plugin
     from tests.servers import start
     from tests.servers.scoring import partly_calibrated
 
@@ -497,7 +497,10 @@ def test_a_reranker_clearly_better_than_the_embedder_has_some_say_where_the_word
             host.import_plugin("helpers.reranker").reset_state()
             seen.clear()
             new_chat = host.run(host.recall(agent, question, []))
+            asked_in_new_chat = pool_posts(srv, memory)
+            srv.clear()
             conversation = host.run(host.recall(agent, question, history))
+            asked_in_conversation = pool_posts(srv, memory)
             tool = agent.get_tool(name="reranker_status", method=None, args={}, message="", loop_data=None)
             status = host.run(tool.execute()).message
     finally:
@@ -506,6 +509,8 @@ def test_a_reranker_clearly_better_than_the_embedder_has_some_say_where_the_word
     assert target in [d.page_content for d in new_chat["memories"][:5]]  # its pick moved up
     assert not seen[1].words_led and seen[1].trust.say == "none"
     assert target not in [d.page_content for d in conversation["memories"][:5]]
+    # No say in the conversation's searches: the reranker is asked only where it has one.
+    assert asked_in_new_chat and not asked_in_conversation
     said = next(line for line in status.splitlines() if line.startswith("say in recall: "))
     assert (
         "gets no say in recall" in said

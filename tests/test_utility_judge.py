@@ -175,6 +175,24 @@ def test_the_recall_line_names_the_judge_and_warns_when_the_hosts_post_filter_ju
     assert len(judge.recall_calls) == 1
 
 
+def test_a_judge_that_earned_no_say_is_not_called_by_the_recalls_after_it(chat):
+    """A judge that answers the probe but not the calibration questions earns no say: the
+    recall that measured it paid for its call; the recalls after it make no utility call
+    (not even the joined solutions search's), return the fused order and say why."""
+    host, agent, _ = chat
+    fused = contents(recall(host, agent))
+    judge = Judge(lambda memories: "[3, 1]", calibrated=False)
+    first, _ = judged(host, agent, judge)
+    assert len(judge.recall_calls) == 1  # asked once, while its say was measured
+    judge.calls.clear()
+    later, stats = judged(host, agent, judge)
+    assert judge.calls == []  # no utility call at all
+    assert contents(later) == contents(first) == fused
+    assert stats["totals"] == {"fused": 2}
+    line = dict(agent.context.log.logs[-1].kvps).get("reranker", "") if agent.context.log.logs else ""
+    assert "has no say" in line and "so recalls ask it no longer" in line, line
+
+
 def test_a_second_identical_recall_is_answered_from_the_score_cache(chat):
     host, agent, _ = chat
     judge = Judge(lambda memories: "[3, 1]")

@@ -160,3 +160,18 @@ def test_the_status_text_reads_the_counters_typed_and_the_json_keeps_its_shape()
     }
     assert shown["stats"]["latency_ms"] == {"p50": 12.0, "p95": 12.0, "samples": 1}
     assert shown["breaker"]["http://127.0.0.1:9|rerank"] == {"failures": 3, "open_for_s": 12.5, "times_opened": 1}
+
+
+def test_a_reranker_with_no_say_is_told_where_recalls_still_ask_it():
+    from helpers.scoring.calibration import Trust
+
+    lexical = scorers.for_settings(Settings.from_mapping({"rerank_api": "lexical"}))
+    measured = Trust("none", 0.40, 0.55, questions=70)
+    better_than_the_embedder = Trust("none", 0.65, 0.55, questions=70)
+    assert not measured.some_where_words_lead and better_than_the_embedder.some_where_words_lead
+    assert vocabulary.no_say_words(lexical, None, measured).endswith("so recalls ask it no longer")
+    assert vocabulary.no_say_words(lexical, None, better_than_the_embedder).endswith(
+        f"so recalls ask it only in {vocabulary.WORDS_LEAD_STORE}"
+    )
+    assert "answered, but has no say until its calibration finishes" in vocabulary.no_say_words(lexical, None, None)
+    assert vocabulary.say_words(better_than_the_embedder, "BM25").count(vocabulary.WORDS_LEAD_STORE) == 1

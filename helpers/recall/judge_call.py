@@ -26,7 +26,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from ..scoring import judge, probing
+from ..scoring import calibration, judge, probing
 from ..scoring.scorers import Choice
 from ..deadline import Deadline
 from ..errors import RerankError
@@ -54,9 +54,15 @@ _answers_lock = threading.Lock()
 
 
 def asks(choice: Choice | None) -> bool:
-    """The scorer judges both of a recall's searches in one call (the utility judge), and no
-    kept verdict keeps it out of recall."""
-    return choice is not None and choice.scorer.judges_recall_at_once and not probing.keeps_out(choice)
+    """The scorer judges both of a recall's searches in one call (the utility judge), no
+    kept verdict keeps it out of recall, and no kept say leaves it none anywhere (then the
+    score stage does not ask it: nothing to join)."""
+    return (
+        choice is not None
+        and choice.scorer.judges_recall_at_once
+        and not probing.keeps_out(choice)
+        and not calibration.has_no_say_anywhere(calibration.known(choice))
+    )
 
 
 def readable(

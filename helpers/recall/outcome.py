@@ -38,6 +38,7 @@ class Outcome:
     failure: Failure | None = None
     changes: Changes | None = None  # the plugin's order against the host's result, over the prompt's slots
     no_opinion: str = ""  # the reranker answered but scored every memory alike, in plain words
+    not_asked: bool = False  # the reranker has no say in this search (its kept calibration): not asked
     notes: tuple[str, ...] = ()  # what the policies did
     pool_size: int = 0  # how many memories the searches found for the pool (0: nothing to judge)
     returned: int = 0  # how many memories the agent got

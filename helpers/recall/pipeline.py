@@ -4,7 +4,8 @@
     gather   the host's store searched with each text (store_search.py), one batched FAISS call
     fuse     the searches' ranked lists fused by rank (fusion.py): the fused order
     pool     what a reranker reads: the fused order, then the deeper hits of every list
-    score    the reranker judges the pool, when one is configured (scoring/score.py)
+    score    the reranker judges the pool, when one is configured (scoring/score.py) and the
+             say it earned gives it one in this search (scoring/calibration.py)
     policies the relevance floor, recency and diversity, when turned on (policies.py)
     combine  the reranker's order merged with the fused one; the host's own first kept
     record   what the search did, worked out once (outcome.py): the counters, the decision
@@ -88,6 +89,7 @@ class Search:
     trust: calibration.Trust | None = None  # the say the reranker earned (scoring/calibration.py)
     unavailable: failures.Failure | None = None  # why the reranker was not used, when one is configured
     no_opinion: str = ""  # the reranker answered but scored every memory alike, in plain words
+    not_asked: bool = False  # the reranker's kept say gives it none in this search: it was not asked (score)
     # The pool in the reranker's order after the policies (floor, recency, diversity);
     # without the reranker's scores, the fused order after the policies.
     after_policies: list = field(default_factory=list)
@@ -251,9 +253,11 @@ async def gather(memory: Any, search: Search) -> None:
     search.message_threshold = _similarity_threshold(settings.message_threshold, search.threshold)
     fused = min(search.fused_threshold, search.message_threshold)
     # A reranker reads further down the lists than fusion trusts them; without one (or with
-    # a judge its verdict keeps out), the memories below the fused order's thresholds would
+    # a judge its verdict keeps out, or one whose say is none wherever it is asked: the
+    # score stage does not ask it), the memories below the fused order's thresholds would
     # be found only to be left out.
     reads_pool = search.choice is not None and not probing.keeps_out(search.choice)
+    reads_pool = reads_pool and not calibration.has_no_say_anywhere(calibration.known(search.choice))
     lowest = min(fused, _similarity_threshold(settings.pool_threshold, search.threshold)) if reads_pool else fused
     # Each search brings its own list, so an extra search never crowds another one's out;
     # the fused order reads rerank_candidates of each, a reranker's pool further.
@@ -336,13 +340,22 @@ async def score(memory: Any, search: Search) -> None:
     """The reranker's scores for the pool and the say it earned, or why there are none.
     Never raises, except cancellation: every failure leaves the fused order standing, and so
     do scores that say nothing (all equal: the utility judge's "[]", nothing useful) and a
-    reranker that earned no say on the calibration set. The call gets its own timeout or
+    reranker that earned no say on the calibration set: once that is measured, it is not
+    asked where it has none (a store whose words lead may give it some). The call gets its own timeout or
     what is left of the recall's deadline, whichever is shorter; the calibration (once per
     reranker) shares that deadline. The utility judge scores the pool's first memories
     only, what it reads (judge_call.py)."""
     settings, choice = search.settings, search.choice
     if choice is None:
         return
+    kept = calibration.known(choice)
+    if kept is not None:
+        here = calibration.where_words_lead(kept) if search.words_led else kept
+        if not here.has_say:
+            # Measured, and no say in this search: its scores could move nothing, so the
+            # recall does not wait for them (Test connection measures it again).
+            search.trust, search.not_asked = here, True
+            return
     texts_ = [d.page_content for d in search.pool]
     deadline = deadlines.call_deadline(search.call.deadline, settings.timeout)
     try:
@@ -465,7 +478,10 @@ def outcome_of(search: Search) -> outcome.Outcome:
     applied = search.settings.apply
     host = _host_answer(search)
     scored = search.scored
-    verdict = scored.verdict if scored is not None else None
+    if scored is not None:
+        verdict = scored.verdict
+    else:  # the route a reranker that was not asked answered on before, for the chat's words
+        verdict = probing.cached(search.choice) if search.not_asked else None
     if not search.pool:
         order = outcome.EMPTY
     elif has_say(search):
@@ -481,6 +497,7 @@ def outcome_of(search: Search) -> outcome.Outcome:
         failure=search.unavailable,
         changes=changes.versus_host(store_search.doc_keys(host), store_search.doc_keys(search.docs), search.slots),
         no_opinion=search.no_opinion,
+        not_asked=search.not_asked,
         notes=tuple(search.notes),
         pool_size=len(search.pool),
         returned=len(search.docs) if applied else len(host),

@@ -175,6 +175,12 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
 
+def has_no_say_anywhere(trust: Trust | None) -> bool:
+    """Measured, with no say on the set and none where the words lead either: no search's
+    order can take anything from its scores (a search does not ask it)."""
+    return trust is not None and trust.say == NONE and not trust.some_where_words_lead
+
+
 def where_words_lead(trust: Trust | None) -> Trust | None:
     """``trust`` in a search of a store whose words lead: some say where it has earned it
     there (Trust.some_where_words_lead), else as measured."""

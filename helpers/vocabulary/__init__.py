@@ -101,15 +101,22 @@ def judge_name(scorer: Scorer | None, route: Route | None = None) -> str:
     return words.split(" by ", 1)[1] if " by " in words else words
 
 
+# Where a reranker with no say on the calibration set may still have some (calibration.where_words_lead).
+WORDS_LEAD_STORE = "a store whose embedder misses what the message's words find"
+
+
 def no_say_words(scorer: Scorer | None, route: Route | None, trust: Trust | None) -> str:
-    """The chat line's words for a reranker that answered but earned no say on the
-    calibration set (scoring/calibration.py), or whose say is not measured yet."""
+    """The chat line's words for a reranker with no say in a search: its say is not measured
+    yet (it was asked, and answered), or it earned none on the calibration set
+    (scoring/calibration.py), so recalls no longer ask it where it has none. One sentence
+    for both searches of the recall that measured it, asked or not."""
     name = judge_name(scorer, route)
     if trust is None or trust.say == "unmeasured":
         return f"{name} answered, but has no say until its calibration finishes"
+    where = f"only in {WORDS_LEAD_STORE}" if trust.some_where_words_lead else "no longer"
     return (
-        f"{name} answered, but has no say: it did not order the calibration questions clearly better than Agent Zero's "
-        "own search"
+        f"{name} has no say: it did not order the calibration questions clearly better than Agent Zero's "
+        f"own search, so recalls ask it {where}"
     )
 
 
@@ -172,12 +179,14 @@ def say_words(result: Trust, name: str) -> str:
         why = "it did worse than the embedder"
     else:
         why = "it was not clearly better than the embedder"
-    said = f"{name} gets no say in recall: {figures}, so {why}; the plugin's fused order stands"
+    said = (
+        f"{name} gets no say in recall: {figures}, so {why}; the plugin's fused order stands and recalls do not "
+        "ask it (Test connection measures it again)"
+    )
     if result.some_where_words_lead:
         said += (
-            ", except in a store whose embedder misses what the message's words find: there it is better than "
-            "what the fused order rests on, and its picks that stand out may move the fused order when its own "
-            "searches found them near the top too"
+            f", except in {WORDS_LEAD_STORE}: there it is better than what the fused order rests on, and its "
+            "picks that stand out may move the fused order when its own searches found them near the top too"
         )
     return said
 
@@ -343,7 +352,7 @@ def chat_head(done: Outcome) -> str:
     reranker when one was configured."""
     if done.reranked:
         head = chat_words(done.scorer, done.route)
-    elif done.scored:
+    elif done.scored or done.not_asked:
         head = f"{CHAT[FUSION]}; {no_say_words(done.scorer, done.route, done.trust)}"
     elif done.no_opinion:
         head = f"{CHAT[FUSION]}; {done.no_opinion}"

@@ -81,6 +81,7 @@ class Outcome(Protocol):
     applied: bool
     scored: bool
     no_opinion: str
+    not_asked: bool
     failure: Failure | None
     scorer: Scorer | None
     route: Route | None
