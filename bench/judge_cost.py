@@ -76,10 +76,14 @@ def _measure(host, tmp: str) -> list[Row]:
     from bench.relevance_judges import perfect
     from tests.host.recall import enabled_store, memory_texts, set_plugin
 
+    from bench.relevance_rerankers import calibration_labels
+    from tests.servers.scoring import calibration_label
+
     agent, _memory = enabled_store(host)
-    texts = memory_texts()
-    # A judge of some accuracy; its accuracy is not measured here.
-    label = lambda query, document: "grafana" in document  # noqa: E731
+    # A judge of some accuracy; its accuracy is not measured here. It knows the calibration
+    # set's answers, so it earns a say and is asked (one with no say is not: pipeline.score).
+    texts = memory_texts() + [t for _, _, candidates in calibration_labels() for _, t in candidates]
+    label = lambda query, document: calibration_label(query, document) or "grafana" in document  # noqa: E731
     forget = host.import_plugin("helpers.reranker").reset_state
 
     def timed(rounds: int) -> float:

@@ -160,20 +160,51 @@ def _added_row(name: str, worst: float, baseline: float, note: str = "", baselin
     )
 
 
-async def _stall_of(r, recall, repeats: int, **config) -> tuple[float, float]:
-    """(the worst gap, the most loop-thread CPU between two ticks) over ``repeats`` searches."""
+async def _stall_of(r, recall, repeats: int, remeasure: bool = False, **config) -> tuple[float, float]:
+    """(the worst gap, the most loop-thread CPU between two ticks) over ``repeats`` searches.
+    ``remeasure``: the reranker's say is measured again before each search, as in the first
+    recall with it, so that one with no say (BM25) is asked each time: once its say is known,
+    recalls no longer ask it (recall/pipeline.py score)."""
     r.configure(**config)
+    calibration = r.host.import_plugin("helpers.scoring.calibration")
+    scorer = r.host.import_plugin("helpers.scoring.scorers").BY_API.get(config.get("rerank_api"))
+    asked = _count_pools_scored(scorer, calibration) if scorer is not None else None
 
     async def one():
+        if remeasure:
+            calibration.forget()
         # A task per search, as the host runs each recall: each gets the recall's own deadline.
         assert await asyncio.create_task(r.wrapped(recall))
 
-    await one()  # the first search of a configuration: its probe
-    r.recall.STATS.forget()
-    worst = await worst_gap_ms(one, repeats)
+    try:
+        await one()  # the first search of a configuration: its probe
+        r.recall.STATS.forget()
+        if asked is not None:
+            asked.clear()
+        worst = await worst_gap_ms(one, repeats)
+    finally:
+        if scorer is not None:
+            del scorer.score  # the class's own again
     outcomes = {c["outcome"] for c in r.recall.STATS.snapshot(last=repeats)["recent"]}
-    assert outcomes == {"fused" if config.get("rerank_api") == "auto" else "reranked"}, outcomes  # the feature ran
+    expected = "reranked" if scorer is not None and not remeasure else "fused"
+    assert outcomes == {expected}, outcomes
+    assert asked is None or len(asked) >= repeats, asked  # the feature ran: the reranker read each pool
     return worst, LOOP_CPU_MS[0]
+
+
+def _count_pools_scored(scorer, calibration) -> list[int]:
+    """Counts ``scorer``'s calls about a recall's pool (not the calibration's questions): one
+    entry, its documents' number, per call."""
+    questions = {text for item in calibration.ITEMS for text in item.candidates}
+    score, calls = scorer.score, []
+
+    async def counted(settings, verdict, query, documents, deadline):
+        if any(d not in questions for d in documents):
+            calls.append(len(documents))
+        return await score(settings, verdict, query, documents, deadline)
+
+    scorer.score = counted
+    return calls
 
 
 async def big_memory_rows(r, repeats: int = 3) -> list[Row]:
@@ -181,14 +212,16 @@ async def big_memory_rows(r, repeats: int = 3) -> list[Row]:
     from agent import Agent
     from bench.recall_rig import sample_recall
 
-    r.agent.set_data(
-        Agent.DATA_NAME_UTILITY_MODEL, lambda system, message: "[2, 0]" if "capital of France" in message else "[1, 0]"
-    )
+    from tests.host.judges import Judge
+
+    # A judge that answers the probe and the calibration as a capable model does: it has its say.
+    r.agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, Judge(lambda memories: "[1, 0]"))
     recall = sample_recall(3)
     fused, fused_cpu = await _stall_of(r, recall, repeats, rerank_api="auto", rerank_candidates=60)
     rows = []
-    for api, what in (("lexical", "BM25"), ("utility", "the judge's prompt")):
-        worst, _ = await _stall_of(r, recall, repeats, rerank_api=api, rerank_candidates=60)
+    # BM25 earns no say: each search is one that asks it all the same (remeasure).
+    for api, what, remeasure in (("lexical", "BM25", True), ("utility", "the judge's prompt", False)):
+        worst, _ = await _stall_of(r, recall, repeats, remeasure, rerank_api=api, rerank_candidates=60)
         rows.append(
             _added_row(
                 f"recall, 60 memories x 250 KB, rerank_api {api} ({what})",
@@ -206,8 +239,9 @@ async def mmr_rows(r, repeats: int = 3) -> list[Row]:
     from bench.recall_rig import sample_recall
 
     recall = sample_recall(3)
-    plain, plain_cpu = await _stall_of(r, recall, repeats, rerank_api="lexical", rerank_candidates=250)
-    diverse, _ = await _stall_of(r, recall, repeats, rerank_api="lexical", rerank_candidates=250, rerank_mmr_lambda=0.7)
+    lexical = dict(rerank_api="lexical", rerank_candidates=250, remeasure=True)
+    plain, plain_cpu = await _stall_of(r, recall, repeats, **lexical)
+    diverse, _ = await _stall_of(r, recall, repeats, rerank_mmr_lambda=0.7, **lexical)
     pool = r.recall.STATS.snapshot(last=1)["recent"][-1]["pool"]
     return [
         _added_row(

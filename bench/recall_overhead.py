@@ -8,6 +8,8 @@ the stand-in host with HashEmbeddings, 200 memories, the recall extension's own 
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 
 from bench.common import Row, ratio_row, report
@@ -96,6 +98,50 @@ async def _shadow(r, srv, repeats: int) -> Row:
     )
 
 
+async def _no_say(r, repeats: int) -> list[Row]:
+    """A reranker that earned no say (word overlap, blind to the calibration set; 300 ms a
+    call, like a cross-encoder server on a CPU): the search that meets it asks it and has it
+    measured; once its say is known to be none, a search costs what fusion alone does
+    (recall/pipeline.py score). Medians of ``repeats`` searches each, the two settings one
+    after the other (a change of settings starts the plugin's state afresh)."""
+    import statistics
+    import time
+
+    calibration = r.host.import_plugin("helpers.scoring.calibration")
+    recall = sample_recall(1)
+
+    async def timed() -> float:
+        started = time.perf_counter()
+        assert await r.wrapped(recall)
+        return (time.perf_counter() - started) * 1000
+
+    r.configure()
+    await timed()
+    fused = statistics.median([await timed() for _ in range(repeats)])
+    with remote("tei19", max_client_batch_size=1000, word_overlap=True, latency=0.3) as srv:
+        r.configure(rerank_endpoint=srv.url, rerank_api="rerank")
+        first = await timed()
+        waited = time.monotonic() + 60
+        while not calibration._known and time.monotonic() < waited:
+            await asyncio.sleep(0.05)
+        say = next(iter(calibration._known.values())).say if calibration._known else "unmeasured"
+        assert say == "none", say
+        later = statistics.median([await timed() for _ in range(repeats)])
+    what = "a reranker that earned no say (300 ms a call)"
+    return [
+        ratio_row("recall", f"first search with {what} vs fusion alone", first, fused, note="asked; its say measured"),
+        ratio_row(
+            "recall",
+            f"later searches with {what} vs fusion alone",
+            later,
+            fused,
+            "<= 1.2x",
+            1.2,
+            "not asked once its say is known to be none: the fused order at fusion's cost",
+        ),
+    ]
+
+
 async def measure(r, repeats: int = 60) -> list[Row]:
     rows = []
     # One request per search on both sides: the server takes the whole pool in one batch.
@@ -117,6 +163,7 @@ async def measure(r, repeats: int = 60) -> list[Row]:
         rows.append(await _shadow(r, srv, repeats * 3))
     with remote("tei19", max_client_batch_size=1000, cheap_scorer=True, latency=0.02) as srv:
         rows.append(await _one(r, srv, repeats // 2, "20 ms inference"))
+    rows += await _no_say(r, repeats // 2)
     return rows
 
 

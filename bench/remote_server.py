@@ -21,8 +21,23 @@ options = json.loads(sys.argv[2])
 faults = options.pop("faults", None)
 if options.pop("cheap_scorer", False):
     # Word overlap: ranks the probe right and costs next to nothing, so the server's own
-    # CPU (GIL-bound Python) does not stand in for a GPU's parallel batches.
-    options["scorer"] = lambda q, d: 4.0 * len(set(q.lower().split()) & set(d.lower().split())) - 3.0
+    # CPU (GIL-bound Python) does not stand in for a GPU's parallel batches. It knows the
+    # calibration set's answers, as a reranker worth asking does: one that earned no say
+    # is not asked at all (recall/pipeline.py score), and the rows measure one that is.
+    from tests.servers.scoring import calibration_label
+
+    def cheap(q, d):
+        label = calibration_label(q, d)
+        if label is not None:
+            return 6.5 if label else -5.0
+        return 4.0 * len(set(q.lower().split()) & set(d.lower().split())) - 3.0
+
+    options["scorer"] = cheap
+elif options.pop("word_overlap", False):
+    # Shared words alone, blind to the calibration set: a reranker that earns no say.
+    from tests.servers.scoring import word_overlap
+
+    options["scorer"] = word_overlap
 srv = start(sys.argv[1], **options)
 if faults:
     srv.set_faults(**faults)
