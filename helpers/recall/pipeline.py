@@ -340,22 +340,20 @@ async def score(memory: Any, search: Search) -> None:
     """The reranker's scores for the pool and the say it earned, or why there are none.
     Never raises, except cancellation: every failure leaves the fused order standing, and so
     do scores that say nothing (all equal: the utility judge's "[]", nothing useful) and a
-    reranker that earned no say on the calibration set: once that is measured, it is not
-    asked where it has none (a store whose words lead may give it some). The call gets its own timeout or
-    what is left of the recall's deadline, whichever is shorter; the calibration (once per
-    reranker) shares that deadline. The utility judge scores the pool's first memories
-    only, what it reads (judge_call.py)."""
+    reranker that earned no say on the calibration set; once that is measured, it is not
+    asked where it has none (a store whose words lead may give it some). The call gets its
+    own timeout or what is left of the recall's deadline, whichever is shorter; the
+    calibration (once per reranker) shares that deadline. The utility judge scores the
+    pool's first memories only, what it reads (judge_call.py)."""
     settings, choice = search.settings, search.choice
     if choice is None:
         return
-    kept = calibration.known(choice)
-    if kept is not None:
-        here = calibration.where_words_lead(kept) if search.words_led else kept
-        if not here.has_say:
-            # Measured, and no say in this search: its scores could move nothing, so the
-            # recall does not wait for them (Test connection measures it again).
-            search.trust, search.not_asked = here, True
-            return
+    kept = _say_here(calibration.known(choice), search)
+    if kept is not None and not kept.has_say:
+        # Measured, and no say in this search: its scores could move nothing, so the recall
+        # does not wait for them (Test connection measures it again).
+        search.trust, search.not_asked = kept, True
+        return
     texts_ = [d.page_content for d in search.pool]
     deadline = deadlines.call_deadline(search.call.deadline, settings.timeout)
     try:
@@ -384,12 +382,17 @@ async def score(memory: Any, search: Search) -> None:
         log.info("a0_reranker: reranker unavailable, the fused order stands: %s", search.unavailable.reason)
         return
     if len(set(scored.scores)) > 1:
-        # Where the store's words lead the fused order, the embedder the set measured it
-        # against is not what the fused order rests on (calibration.where_words_lead).
         search.scored = scored
-        search.trust = calibration.where_words_lead(trust) if search.words_led else trust
+        search.trust = _say_here(trust, search)
     else:  # an answer, not a failure: nothing stood out to it
         search.no_opinion = vocabulary.no_opinion(choice.scorer)
+
+
+def _say_here(trust: calibration.Trust | None, search: Search) -> calibration.Trust | None:
+    """The say ``trust`` gives in this search: where the store's words lead the fused order,
+    the embedder the set measured it against is not what that order rests on
+    (calibration.where_words_lead)."""
+    return calibration.where_words_lead(trust) if search.words_led else trust
 
 
 def _embedder_of(memory: Any) -> Any:
