@@ -2,6 +2,7 @@
 the wider candidate pool, the reranker call, ordering) against the unwrapped search plus one
 bare httpx POST of the very body the plugin sent, timed call by call in alternation. Through
 the stand-in host with HashEmbeddings, 200 memories, the recall extension's own arguments.
+And what a reranker that earned no say costs a search: once that is known, nothing.
 
     python -m bench.recall_overhead
 """
