@@ -26,11 +26,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from ..scoring import calibration, judge, probing
+from ..scoring import judge
 from ..scoring.scorers import Choice
 from ..deadline import Deadline
 from ..errors import RerankError
-from ..scoring.score import Scored, score_documents
+from ..scoring.score import Scored, may_be_asked, score_documents
 from ..settings import Settings
 from .deadlines import RECALL_SECONDS
 
@@ -54,15 +54,9 @@ _answers_lock = threading.Lock()
 
 
 def asks(choice: Choice | None) -> bool:
-    """The scorer judges both of a recall's searches in one call (the utility judge), no
-    kept verdict keeps it out of recall, and no kept say leaves it none anywhere (then the
-    score stage does not ask it: nothing to join)."""
-    return (
-        choice is not None
-        and choice.scorer.judges_recall_at_once
-        and not probing.keeps_out(choice)
-        and not calibration.has_no_say_anywhere(calibration.known(choice))
-    )
+    """The scorer judges both of a recall's searches in one call (the utility judge), and a
+    recall may ask it (score.may_be_asked: not kept out by its verdict or by a say of none)."""
+    return may_be_asked(choice) and choice.scorer.judges_recall_at_once
 
 
 def readable(

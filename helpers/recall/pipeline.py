@@ -35,7 +35,7 @@ from ..report import changes, decision_log
 from ..scoring import calibration, probing, query_budget, scorers
 from ..scoring.client import scrub
 from ..scoring.redaction import redact
-from ..scoring.score import Scored, earned_say, score_documents
+from ..scoring.score import Scored, earned_say, may_be_asked, score_documents
 from ..settings import Settings
 from . import deadlines, failures, fusion, judge_call, outcome, policies, store_agreement, store_search, texts
 
@@ -256,8 +256,7 @@ async def gather(memory: Any, search: Search) -> None:
     # a judge its verdict keeps out, or one whose say is none wherever it is asked: the
     # score stage does not ask it), the memories below the fused order's thresholds would
     # be found only to be left out.
-    reads_pool = search.choice is not None and not probing.keeps_out(search.choice)
-    reads_pool = reads_pool and not calibration.has_no_say_anywhere(calibration.known(search.choice))
+    reads_pool = may_be_asked(search.choice)
     lowest = min(fused, _similarity_threshold(settings.pool_threshold, search.threshold)) if reads_pool else fused
     # Each search brings its own list, so an extra search never crowds another one's out;
     # the fused order reads rerank_candidates of each, a reranker's pool further.

@@ -46,6 +46,18 @@ def close_breakers(*settings: Settings | None) -> None:
             BREAKER.close(functools.partial(scorer.owns_breaker, one))
 
 
+def may_be_asked(choice: Choice | None) -> bool:
+    """A recall may ask this scorer: no kept verdict keeps it out of recall (probing.py), and
+    no kept say leaves it none in every search (calibration.has_no_say_anywhere). Whether it
+    has a say in one search is the score stage's to decide: a store whose words lead may give
+    it some."""
+    return (
+        choice is not None
+        and not probing.keeps_out(choice)
+        and not calibration.has_no_say_anywhere(calibration.known(choice))
+    )
+
+
 async def score_documents(
     choice: Choice, query: str, documents: Sequence[str], deadline: Deadline | None = None
 ) -> Scored:
