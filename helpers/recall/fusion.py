@@ -57,7 +57,7 @@ def standing_out(scores: Sequence[float], scale: str) -> list[bool]:
     if len(values) < 3:
         return [False] * len(values)
     middle = statistics.median(values)
-    spread = 1.4826 * statistics.median(abs(v - middle) for v in values) or statistics.pstdev(values)
+    spread = 1.4826 * statistics.median(abs(v - middle) for v in values) or _pstdev(values)
     if spread <= 1e-12:
         return [False] * len(values)  # every score alike: nothing stands out
     bar = STANDOUT * math.sqrt(2 * math.log(len(values)))
@@ -180,6 +180,13 @@ def _stored_apart(
     if at is None or not places or None in places:
         return False
     return all(abs(at - place) > reach for place in places)
+
+
+def _pstdev(values: Sequence[float]) -> float:
+    """The population standard deviation in floats (statistics.pstdev sums in exact
+    fractions: a tenth of a millisecond for a pool of 60, on every search)."""
+    mean = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
 
 
 def _logit(p: float) -> float:

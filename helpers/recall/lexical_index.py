@@ -328,21 +328,26 @@ async def search(
 ) -> list[tuple[Any, float]] | None:
     """The store's memories best first by BM25 against ``text`` (at most ``depth``, those
     passing the filter), or None when the index is not ready."""
+    found = await matches(db, text, depth, comparator)
+    return None if found is None else found[0]
+
+
+async def matches(
+    db: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None
+) -> tuple[list[tuple[Any, float]], float] | None:
+    """``search``'s list and its first memory's ``StoreIndex.coverage`` of ``text`` (0 for
+    none), in one trip to a worker thread; None when the index is not ready."""
     if not text.strip() or depth <= 0:
-        return []
+        return [], 0.0
     index = await ready(db)
     if index is None:
         return None
-    return await asyncio.to_thread(index.best, db.docstore, text, depth, comparator)
 
+    def both() -> tuple[list[tuple[Any, float]], float]:
+        hits = index.best(db.docstore, text, depth, comparator)
+        return hits, index.coverage(text, hits[0][0]) if hits else 0.0
 
-async def coverage(db: Any, text: str, doc: Any) -> float | None:
-    """StoreIndex.coverage of ``doc`` for ``text`` in ``db``'s index, or None when the index
-    is not ready (or ``doc`` is not one of its memories: 0)."""
-    index = await ready(db)
-    if index is None:
-        return None
-    return await asyncio.to_thread(index.coverage, text, doc)
+    return await asyncio.to_thread(both)
 
 
 async def stored_order(db: Any, ids: list[str]) -> dict[str, int]:
@@ -350,6 +355,14 @@ async def stored_order(db: Any, ids: list[str]) -> dict[str, int]:
     index = await ready(db)
     if index is None or not ids:
         return {}
+    # A few dict reads: on the loop when no thread holds the index (a trip to a worker
+    # thread costs more than the reads); while one does (another chat's search, a catch-up
+    # of 100k memories), in a thread, so the loop never waits for the lock.
+    if index.lock.acquire(blocking=False):
+        try:
+            return index.stored_order(ids)
+        finally:
+            index.lock.release()
     return await asyncio.to_thread(index.stored_order, ids)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import functools
 import hashlib
 import threading
 import time
@@ -63,23 +64,32 @@ async def search(
     role's list holds at most (roles sharing a text share the deepest)."""
     texts = searches.texts()
     distinct = list(dict.fromkeys(texts.values()))
-    vectors = await query_vectors.embed(memory.db, distinct)
     comparator = remembering_comparator(type(memory)._get_comparator(filter), filter) if filter else None
     sizes = [max(depths.get(role, limit) for role, t in texts.items() if t == text) for text in distinct]
-    rows = await asyncio.to_thread(_search_rows, memory.db, vectors, sizes, floor, comparator)
+
+    async def by_vectors() -> _Rows:
+        vectors = await query_vectors.embed(memory.db, distinct)
+        return await asyncio.to_thread(_search_rows, memory.db, vectors, sizes, floor, comparator)
+
+    # The word search needs no vectors: it runs beside the embedding and the FAISS scan
+    # (each in a worker thread), not after them.
+    by_words = lexical_text and depths.get(LEXICAL, 0) > 0
+    words_found = lexical_index.matches(memory.db, lexical_text, depths[LEXICAL], comparator) if by_words else _none()
+    rows, words = await asyncio.gather(by_vectors(), words_found)
     row_of = {role: distinct.index(text) for role, text in texts.items()}
     found = Found({role: rows.hits[row] for role, row in row_of.items()})
     found.host_result = _host_result(memory.db, rows, row_of[HOST], limit, threshold, comparator)
-    if lexical_text and depths.get(LEXICAL, 0) > 0:
-        words = await lexical_index.search(memory.db, lexical_text, depths[LEXICAL], comparator)
-        if words is not None:
-            found.lists[LEXICAL] = words
-            if words:
-                found.best_word_coverage = await lexical_index.coverage(memory.db, lexical_text, words[0][0]) or 0.0
-                keys = {str(doc_key(doc)): doc_key(doc) for hits in found.lists.values() for doc, _ in hits}
-                order = await lexical_index.stored_order(memory.db, list(keys))
-                found.stored_at = {keys[doc_id]: at for doc_id, at in order.items()}
+    if words is not None:
+        found.lists[LEXICAL], found.best_word_coverage = words
+        if found.lists[LEXICAL]:
+            keys = {str(key): key for key in (doc_key(doc) for hits in found.lists.values() for doc, _ in hits)}
+            order = await lexical_index.stored_order(memory.db, list(keys))
+            found.stored_at = {keys[doc_id]: at for doc_id, at in order.items()}
     return found
+
+
+async def _none() -> None:
+    return None
 
 
 @dataclass
@@ -321,6 +331,7 @@ def remembering_comparator(comparator: Callable[[dict], Any], condition: str) ->
     return remembered
 
 
+@functools.lru_cache(maxsize=64)  # one filter per area and caller: parsed once, not per search
 def _names_read(condition: str) -> tuple[str, ...] | None:
     """The names an expression reads; None when its value may depend on more (a call)."""
     try:
