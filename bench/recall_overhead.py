@@ -69,30 +69,24 @@ async def _shadow(r, srv, repeats: int) -> Row:
     """Shadow mode: the recall returns the host's own result and measures afterwards. Timed
     call by call in alternation with the unwrapped search, each after the measurements of the
     one before have finished, so the row is the recall path's own cost."""
-    import statistics
-    import time
-
     shadow = r.host.import_plugin("helpers.recall.shadow")
     recall = sample_recall(1)
     r.configure(rerank_endpoint=srv.url, rerank_api="rerank", rerank_apply=False)
     await r.wrapped(recall)  # detection, once
     await shadow.drained()
-    ours, theirs = [], []
-    for i in range(repeats + 5):
-        for fn, out in (
-            ((r.wrapped, ours), (r.unwrapped, theirs)) if i % 2 == 0 else ((r.unwrapped, theirs), (r.wrapped, ours))
-        ):
-            await shadow.drained()
-            started = time.perf_counter()
-            await fn(recall)
-            if i >= 5:
-                out.append((time.perf_counter() - started) * 1000)
+    ours, theirs = await paired_ms(
+        lambda: r.wrapped(recall),
+        lambda: r.unwrapped(recall),
+        repeats,
+        before_ours=shadow.drained,
+        before_theirs=shadow.drained,
+    )
     await shadow.drained()
     return ratio_row(
         "recall",
         "shadow-mode recall search vs the unwrapped search, instant server",
-        statistics.median(ours),
-        statistics.median(theirs),
+        ours,
+        theirs,
         "<= 1.05x",
         1.05,
         "the host's result at once; the plugin's searches and the reranker run afterwards",
@@ -103,9 +97,9 @@ async def _no_say(r, repeats: int) -> list[Row]:
     """A reranker that earned no say (word overlap, blind to the calibration set; 300 ms a
     call, like a cross-encoder server on a CPU): the search that meets it asks it and has it
     measured; once its say is known to be none, a search costs what fusion alone does
-    (recall/pipeline.py score). Medians of ``repeats`` searches each, the two settings one
-    after the other (a change of settings starts the plugin's state afresh)."""
-    import statistics
+    (recall/pipeline.py score). Medians of ``repeats`` later searches of each, the two
+    settings in alternation (reset_state, which a change of settings in the rig calls, would
+    forget the measured say: they are switched as a save switches them)."""
     import time
 
     calibration = r.host.import_plugin("helpers.scoring.calibration")
@@ -131,16 +125,14 @@ async def _no_say(r, repeats: int) -> list[Row]:
         # from run to run).
         alone = {"rerank_cache": False}
         asked = {**alone, "rerank_endpoint": srv.url, "rerank_api": "rerank"}
-        later, fused = [], []
-        for i in range(repeats + 5):
-            for config, out in ((asked, later), (alone, fused)) if i % 2 == 0 else ((alone, fused), (asked, later)):
-                r.host.set_config(config)
-                settings_cache.forget()
-                took = await timed()
-                if i >= 5:
-                    out.append(took)
+
+        def settings(config: dict):
+            return lambda: (r.host.set_config(config), settings_cache.forget())
+
+        later, fused = await paired_ms(
+            timed, timed, repeats, before_ours=settings(asked), before_theirs=settings(alone)
+        )
         assert next(iter(calibration._known.values())).say == "none"
-        later, fused = statistics.median(later), statistics.median(fused)
     what = "a reranker that earned no say (300 ms a call)"
     return [
         ratio_row("recall", f"first search with {what} vs fusion alone", first, fused, note="asked; its say measured"),
