@@ -237,3 +237,19 @@ def test_the_remembering_filter_answers_exactly_as_the_hosts(condition, document
     host = _host_comparator(condition)
     remembered = remembering_comparator(host, condition)
     assert [remembered(d) for d in documents] == [host(d) for d in documents]
+
+
+def test_a_filter_too_long_to_read_is_asked_of_the_host_every_time():
+    """A memory_load filter an LLM wrote may be a megabyte: it is not parsed on the event
+    loop (1.7 s), and the host's comparator answers every document, as without the plugin."""
+    condition = "area == 'main' or " * 60_000 + "False"
+    asked = []
+
+    def host(data):
+        asked.append(data)
+        return data.get("area") == "main"
+
+    remembered = remembering_comparator(host, condition)
+    documents = [{"area": "main"}, {"area": "main"}, {"area": "fragments"}]
+    assert [remembered(d) for d in documents] == [True, True, False]
+    assert len(asked) == 3  # none remembered: every one asked

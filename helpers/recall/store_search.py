@@ -331,9 +331,20 @@ def remembering_comparator(comparator: Callable[[dict], Any], condition: str) ->
     return remembered
 
 
-@functools.lru_cache(maxsize=64)  # one filter per area and caller: parsed once, not per search
+# A filter is one of a few per area and caller ("area == 'main'"): parsed once, not per
+# search. One an LLM wrote for memory_load may be any size (a megabyte takes 1.7 s to parse,
+# on the event loop): past _NAMES_READ_CHARS it is not parsed, only asked of the host.
+_NAMES_READ_CHARS = 1_000
+
+
 def _names_read(condition: str) -> tuple[str, ...] | None:
-    """The names an expression reads; None when its value may depend on more (a call)."""
+    """The names an expression reads; None when its value may depend on more (a call), or
+    it is too long to read."""
+    return _names_parsed(condition) if len(condition) <= _NAMES_READ_CHARS else None
+
+
+@functools.lru_cache(maxsize=64)
+def _names_parsed(condition: str) -> tuple[str, ...] | None:
     try:
         tree = ast.parse(condition.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
