@@ -114,6 +114,7 @@ class Snapshot:
     probe: tuple[float, float] | None = None  # the probe's (relevant, irrelevant) scores
     best_word_coverage: float = 0.0  # how much of the message the best word match holds
     words_led: bool = False  # the store's words led the fused order (store_agreement.py)
+    new_chat: bool = False  # the chat's first message: nothing said before it (pipeline.plan)
     rerank_query: str = ""  # what a reranker is asked with (the corpus's own words)
     message: str = ""  # the user's message (whether it names Agent Zero decides where knowledge goes)
     stored_at: dict = field(default_factory=dict)  # corpus id -> its place in the store's order (word list searches)
@@ -138,6 +139,7 @@ class Snapshot:
             "host_first": None if self.host_first is None else corpus_id(self.host_first),
             "best_word_coverage": round(self.best_word_coverage, 4),
             "words_led": self.words_led,
+            "new_chat": self.new_chat,
             "rerank_query": self.rerank_query,
             "message": self.message,
             "stored_at": self.stored_at,
@@ -172,6 +174,7 @@ def record_searches(pipeline) -> tuple[list[Snapshot], Callable[[], None]]:
             else None,
             best_word_coverage=search.found.best_word_coverage,
             words_led=search.words_led,
+            new_chat=search.new_chat,
             rerank_query=search.rerank_query,
             message=search.call.message or "",
             stored_at=_stored_at(search),

@@ -31,7 +31,7 @@ from pathlib import Path
 SAYS = ("none", "some", "full", "alone", "earned")
 # What the real L-12 scores on the calibration set, and Agent Zero's embedder
 # (`python -m bench.calibration --local DIR`): the say it earns, search by search, in the
-# "earned" row (calibration.where_words_lead where the recorded search's words led).
+# "earned" row (calibration.lend_some_say in a new chat's search and where its words led).
 CALIBRATED_MRR, CALIBRATED_EMBEDDER_MRR, CALIBRATED_QUESTIONS = 0.633, 0.546, 70
 
 
@@ -40,7 +40,7 @@ def earned_say(search: dict, mrr: float, embedder_mrr: float, questions: int) ->
     from helpers.scoring import calibration
 
     trust = calibration.Trust(calibration.say_for(mrr, embedder_mrr), mrr, embedder_mrr, questions=questions)
-    return (calibration.where_words_lead(trust) if search.get("words_led") else trust).say
+    return (calibration.lend_some_say(trust) if search.get("new_chat") or search.get("words_led") else trust).say
 
 
 class _Memory:

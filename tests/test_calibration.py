@@ -287,16 +287,62 @@ def test_the_status_tool_says_the_say_the_reranker_earned(host):
         (calibration.Trust("none", 0.633, 0.546, questions=70), True),
         (calibration.Trust("none", 0.61, 0.546, questions=70), False),  # within twice a rerun's spread
         (calibration.Trust("none", 0.546, 0.546, questions=70), False),  # an embedding model as a reranker
-        (calibration.Trust("none", 0.57, 0.45, questions=70), False),  # clearly better, but below the floor 0.58
+        (calibration.Trust("none", 0.57, 0.45, questions=70), False),  # surely better, but below the floor 0.58
         # on the 12 the utility judge answers, the spread is wider: SOME_GAIN's bar again
         (calibration.Trust("none", 0.55, 0.406, questions=12), False),
         (calibration.Trust("some", 0.75, 0.546, questions=70), False),  # has its say already
         (calibration.Trust("unmeasured", questions=70), False),
     ],
 )
-def test_where_the_words_lead_a_reranker_clearly_better_than_the_embedder_has_some_say(trust, raised):
-    led = calibration.where_words_lead(trust)
-    assert trust.some_where_words_lead is raised
-    assert (led.say, led.where_words_lead) == (("some", True) if raised else (trust.say, False))
-    assert trust.as_dict()["some_where_words_lead"] is raised
-    assert calibration.where_words_lead(None) is None
+def test_a_reranker_surely_better_than_the_embedder_is_lent_some_say(trust, raised):
+    lent = calibration.lend_some_say(trust)
+    assert trust.surely_better is raised
+    assert (lent.say, lent.lent) == (("some", True) if raised else (trust.say, False))
+    assert trust.as_dict()["surely_better"] is raised and lent.as_dict()["surely_better"] is raised
+    assert calibration.lend_some_say(None) is None
+
+
+def test_a_reranker_surely_better_than_the_embedder_has_some_say_in_a_new_chat(host):
+    """Short of some say on the calibration set, but better than the store's embedder by
+    twice a rerun's spread: some say in a new chat's searches (the message alone, the set's
+    kind of question), in a store whose words do not lead; none in a conversation's, where
+    the fused order leans on what was said before. It is asked only where it has a say."""
+    agent, memory = enabled_store(host)
+    pipeline = host.import_plugin("helpers.recall.pipeline")
+    cal = host.import_plugin("helpers.scoring.calibration")
+    seen = []
+
+    def spy(real, memory, search):
+        real(memory, search)
+        if search.area == "memories":
+            seen.append(search)
+
+    restore = spy_on_stage(pipeline, "fuse", spy)
+    try:
+        set_plugin(host)
+        plain = host.run(host.recall(agent, QUESTION, []))
+        target = seen[0].fused[8].page_content  # near the top of the fused order, not in the prompt
+        assert target not in _memories(plain)
+        embedder, _ = asyncio.run(cal.embedder_score(memory.db.embedding_function))
+        n = len(cal.ITEMS)
+        mrr = lambda known: (known + (n - known) / 5) / n  # noqa: E731  (the others' answers last)
+        known = next(k for k in range(n + 1) if cal.Trust("none", mrr(k), embedder, questions=n).surely_better)
+        assert cal.say_for(mrr(known), embedder) == "none"
+
+        knowing = partly_calibrated(known)
+        with start("tei19", scorer=lambda q, d: 20.0 if d == target else knowing(q, d)) as srv:
+            set_plugin(host, rerank_endpoint=srv.url)
+            seen.clear()
+            new_chat = host.run(host.recall(agent, QUESTION, []))
+            asked_in_new_chat = pool_posts(srv, memory)
+            srv.clear()
+            conversation = host.run(host.recall(agent, QUESTION, HISTORY))
+            asked_in_conversation = pool_posts(srv, memory)
+    finally:
+        restore()
+    assert not any(s.words_led for s in seen)  # lent for the new chat, not for the store's words
+    assert seen[0].new_chat and (seen[0].trust.say, seen[0].trust.lent) == ("some", True)
+    assert target in _memories(new_chat)  # its pick moved up
+    assert not seen[1].new_chat and seen[1].trust.say == "none" and seen[1].not_asked
+    assert target not in _memories(conversation)
+    assert asked_in_new_chat and not asked_in_conversation

@@ -460,11 +460,12 @@ def test_a_survey_that_fails_costs_the_recall_nothing(host, monkeypatch):
     assert stats["totals"].get("fallback", 0) == 0  # the plugin's own order, not the host's fallback
 
 
-# --- a reranker's say where the words lead (calibration.where_words_lead) -------------------
-def test_a_reranker_clearly_better_than_the_embedder_has_some_say_where_the_words_lead(host):
+# --- a reranker's say where the words lead (calibration.lend_some_say) ----------------------
+def test_a_reranker_surely_better_than_the_embedder_has_some_say_where_the_words_lead(host):
     """Short of some say on the calibration set, but better than this store's embedder by
     twice a rerun's spread: some say in the store's new-chat searches, where the fused order
-    rests on the words; none in a conversation there, where the fused order is the embedder's."""
+    rests on the words; none in a conversation there, where the fused order is the embedder's
+    (test_calibration: a new chat lends it some in any store)."""
     import asyncio
 
     from tests.host.recall import pool_posts, set_plugin
@@ -486,9 +487,7 @@ def test_a_reranker_clearly_better_than_the_embedder_has_some_say_where_the_word
         embedder, _ = asyncio.run(calibration.embedder_score(memory.db.embedding_function))
         n = len(calibration.ITEMS)
         mrr = lambda known: (known + (n - known) / 5) / n  # noqa: E731  (the others' answers last)
-        known = next(
-            k for k in range(n + 1) if calibration.Trust("none", mrr(k), embedder, questions=n).some_where_words_lead
-        )
+        known = next(k for k in range(n + 1) if calibration.Trust("none", mrr(k), embedder, questions=n).surely_better)
         assert calibration.say_for(mrr(known), embedder) == "none"
 
         knowing = partly_calibrated(known)
@@ -505,14 +504,11 @@ def test_a_reranker_clearly_better_than_the_embedder_has_some_say_where_the_word
             status = host.run(tool.execute()).message
     finally:
         restore()
-    assert seen[0].words_led and seen[0].trust.say == "some" and seen[0].trust.where_words_lead
+    assert seen[0].words_led and seen[0].trust.say == "some" and seen[0].trust.lent
     assert target in [d.page_content for d in new_chat["memories"][:5]]  # its pick moved up
     assert not seen[1].words_led and seen[1].trust.say == "none"
     assert target not in [d.page_content for d in conversation["memories"][:5]]
     # No say in the conversation's searches: the reranker is asked only where it has one.
     assert asked_in_new_chat and not asked_in_conversation
     said = next(line for line in status.splitlines() if line.startswith("say in recall: "))
-    assert (
-        "gets no say in recall" in said
-        and "except in a store whose embedder misses what the message's words find" in said
-    )
+    assert "gets no say in recall" in said and f"except in {vocabulary_of(host).SOME_SAY_LENT_IN}" in said

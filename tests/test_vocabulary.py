@@ -168,10 +168,10 @@ def test_a_reranker_with_no_say_is_told_where_recalls_still_ask_it():
     lexical = scorers.for_settings(Settings.from_mapping({"rerank_api": "lexical"}))
     measured = Trust("none", 0.40, 0.55, questions=70)
     better_than_the_embedder = Trust("none", 0.65, 0.55, questions=70)
-    assert not measured.some_where_words_lead and better_than_the_embedder.some_where_words_lead
+    assert not measured.surely_better and better_than_the_embedder.surely_better
     assert vocabulary.no_say_words(lexical, None, measured).endswith("so recalls ask it no longer")
     assert vocabulary.no_say_words(lexical, None, better_than_the_embedder).endswith(
-        f"so recalls ask it only in {vocabulary.WORDS_LEAD_STORE}"
+        f"so recalls ask it only in {vocabulary.SOME_SAY_LENT_IN}"
     )
     assert "answered, but has no say until its calibration finishes" in vocabulary.no_say_words(lexical, None, None)
-    assert vocabulary.say_words(better_than_the_embedder, "BM25").count(vocabulary.WORDS_LEAD_STORE) == 1
+    assert vocabulary.say_words(better_than_the_embedder, "BM25").count(vocabulary.SOME_SAY_LENT_IN) == 1

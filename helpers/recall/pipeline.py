@@ -37,7 +37,18 @@ from ..scoring.client import scrub
 from ..scoring.redaction import redact
 from ..scoring.score import Scored, earned_say, may_be_asked, score_documents
 from ..settings import Settings
-from . import deadlines, failures, fusion, judge_call, outcome, policies, store_agreement, store_search, texts
+from . import (
+    conversation,
+    deadlines,
+    failures,
+    fusion,
+    judge_call,
+    outcome,
+    policies,
+    store_agreement,
+    store_search,
+    texts,
+)
 
 log = logging.getLogger("a0_reranker")
 
@@ -81,6 +92,7 @@ class Search:
     fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_threshold
     fused_scores: list = field(default_factory=list)
     words_led: bool = False  # the word list led the fused order (store_agreement.py)
+    new_chat: bool = False  # a recall of the chat's first message: nothing was said before it (plan)
     pool: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
     rerank_query: str = ""
     # The settings' scorer and its verdict key, decided once (plan); None: fusion alone.
@@ -185,6 +197,7 @@ def plan(memory: Any, search: Search) -> None:
         if message and settings.search_followup
         else "",
     )
+    search.new_chat = bool(message.strip()) and not conversation.turns(call.history or "")
     search.choice = scorers.choose(settings)
     budget = query_budget.chars(search.choice) if search.choice else settings.max_query_chars
     search.rerank_query = texts.reranker_query(call.message, call.history, search.query, budget)
@@ -214,6 +227,7 @@ def _joined_sibling(memory: Any, search: Search) -> Search | None:
         judge_call.SOLUTIONS_FILTER,
         searches=search.searches,
         rerank_query=search.rerank_query,
+        new_chat=search.new_chat,
         choice=search.choice,
     )
 
@@ -340,7 +354,7 @@ async def score(memory: Any, search: Search) -> None:
     Never raises, except cancellation: every failure leaves the fused order standing, and so
     do scores that say nothing (all equal: the utility judge's "[]", nothing useful) and a
     reranker that earned no say on the calibration set; once that is measured, it is not
-    asked where it has none (a store whose words lead may give it some). The call gets its
+    asked where it has none (a new chat or a store whose words lead may lend it some). The call gets its
     own timeout or what is left of the recall's deadline, whichever is shorter; the
     calibration (once per reranker) shares that deadline. The utility judge scores the
     pool's first memories only, what it reads (judge_call.py)."""
@@ -388,10 +402,11 @@ async def score(memory: Any, search: Search) -> None:
 
 
 def _say_here(trust: calibration.Trust | None, search: Search) -> calibration.Trust | None:
-    """The say ``trust`` gives in this search: where the store's words lead the fused order,
-    the embedder the set measured it against is not what that order rests on
-    (calibration.where_words_lead)."""
-    return calibration.where_words_lead(trust) if search.words_led else trust
+    """The say ``trust`` gives in this search (calibration.lend_some_say): a new chat's search
+    is the calibration set's kind of question, the message alone; where the store's words
+    lead the fused order, the embedder the set measured it against is not what that order
+    rests on."""
+    return calibration.lend_some_say(trust) if search.new_chat or search.words_led else trust
 
 
 def _embedder_of(memory: Any) -> Any:

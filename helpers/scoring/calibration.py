@@ -15,9 +15,11 @@ its say:
            the searches also found them near the top (the fused order's first 20)
     full   much better: its picks that stand out take the better of their two places
 
-In a store whose words lead (recall/store_agreement.py), a reranker with no say that is
-still clearly better than the embedder has some say (where_words_lead): there the fused
-order rests on the words, not on the embedder it was measured against.
+A reranker with no say that is still surely better than the embedder (by more than a rerun
+could move it) has some say in the searches the set speaks for and where the embedder is
+not what the fused order rests on (lend_some_say): a new chat, whose search is the set's
+kind of question (the message alone), and a store whose words lead
+(recall/store_agreement.py).
 
 A tie among scores counts against the answer (a judge that scores everything alike gets
 the worst rank), so a reranker that cannot tell the memories apart earns nothing.
@@ -70,15 +72,19 @@ NONE, SOME, FULL, UNMEASURED = "none", "some", "full", "unmeasured"
 SOME_GAIN, SOME_AT_LEAST = 0.15, 0.58
 FULL_GAIN, FULL_AT_LEAST = 0.25, 0.7
 
-# In a store whose words lead (recall/store_agreement.py: its embedder misses the memories
-# its words find), the fused order rests on the word list, not on the embedder this set
-# compares a reranker with. There a reranker clearly better than the embedder earns some
-# say (the say that keeps the fused order's floor: a pick must also be near the top of the
-# fused order): better by twice the spread a rerun gives a noisy reranker's MRR (σ 4: sd
-# 0.035 over the 70 questions; the spread grows as 1/sqrt(questions), so on the 12 the
-# utility judge answers the bar is SOME_GAIN's again). Measured with the real
-# ms-marco-MiniLM-L-12-v2 (MRR 0.633 against the embedder's 0.546) on LoCoMo stored turn
-# by turn: docs/relevance.md.
+# A reranker surely better than the embedder (Trust.surely_better) earns some say (the
+# say that keeps the fused order's floor: a pick must also be near the top of the fused
+# order) in two kinds of search (lend_some_say): a new chat's, where the reranker reads the
+# message alone against the memories, as it read the set's questions; and a store whose
+# words lead (recall/store_agreement.py: its embedder misses the memories its words find),
+# where the fused order rests on the word list, not on the embedder this set compares a
+# reranker with. Surely better: by twice the spread a rerun gives a noisy reranker's MRR
+# (σ 4: sd 0.035 over the 70 questions; the spread grows as 1/sqrt(questions), so on the 12
+# the utility judge answers the bar is SOME_GAIN's again). A follow-up's search keeps the
+# measured say: its fused order leans on the conversation, and a CPU cross-encoder reads
+# message and conversation cut to a few hundred characters. Measured with the real
+# ms-marco-MiniLM-L-12-v2 (MRR 0.633 against the embedder's 0.546) on the bench's sets:
+# docs/relevance.md.
 RERUN_SPREAD, RERUN_SPREAD_QUESTIONS = 0.035, 70
 
 # Agent Zero's default embedder (all-MiniLM-L6-v2) on the whole set and on the 12 written
@@ -129,16 +135,16 @@ class Trust:
     seconds: float = 0.0
     reason: str = ""  # why it is unmeasured
     questions: int = 0  # how many calibration questions it was measured on
-    where_words_lead: bool = False  # its say is some only because the store's words lead (where_words_lead)
+    lent: bool = False  # its say is some only because the search is one lend_some_say lends it in
 
     @property
     def has_say(self) -> bool:
         return self.say in (SOME, FULL)
 
     @property
-    def some_where_words_lead(self) -> bool:
-        """No say on the set, but clearly better than the embedder: some say in a store whose
-        words lead (where_words_lead)."""
+    def surely_better(self) -> bool:
+        """No say on the set, but surely better than the embedder: some say in a new chat
+        and in a store whose words lead (lend_some_say)."""
         if self.say != NONE or self.reranker is None or self.embedder is None or self.questions <= 0:
             return False
         margin = 2 * RERUN_SPREAD * math.sqrt(RERUN_SPREAD_QUESTIONS / self.questions)
@@ -154,7 +160,7 @@ class Trust:
             "seconds": round(self.seconds, 2),
             "questions": self.questions,
             "reason": self.reason,
-            "some_where_words_lead": self.where_words_lead or self.some_where_words_lead,
+            "surely_better": self.lent or self.surely_better,
         }
 
 
@@ -176,17 +182,18 @@ def _finite(x: Any) -> bool:
 
 
 def has_no_say_anywhere(trust: Trust | None) -> bool:
-    """Measured, with no say on the set and none where the words lead either: no search's
+    """Measured, with no say on the set and none lent in any search either: no search's
     order can take anything from its scores (a search does not ask it)."""
-    return trust is not None and trust.say == NONE and not trust.some_where_words_lead
+    return trust is not None and trust.say == NONE and not trust.surely_better
 
 
-def where_words_lead(trust: Trust | None) -> Trust | None:
-    """``trust`` in a search of a store whose words lead: some say where it has earned it
-    there (Trust.some_where_words_lead), else as measured."""
-    if trust is None or not trust.some_where_words_lead:
+def lend_some_say(trust: Trust | None) -> Trust | None:
+    """``trust`` in a search it is lent some say in (a new chat's, a store's whose words
+    lead): some say where it is surely better than the embedder (Trust.surely_better),
+    else as measured."""
+    if trust is None or not trust.surely_better:
         return trust
-    return replace(trust, say=SOME, where_words_lead=True)
+    return replace(trust, say=SOME, lent=True)
 
 
 def say_for(reranker: float, embedder: float) -> str:

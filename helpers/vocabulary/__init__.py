@@ -101,8 +101,8 @@ def judge_name(scorer: Scorer | None, route: Route | None = None) -> str:
     return words.split(" by ", 1)[1] if " by " in words else words
 
 
-# Where a reranker with no say on the calibration set may still have some (calibration.where_words_lead).
-WORDS_LEAD_STORE = "a store whose embedder misses what the message's words find"
+# Where a reranker with no say on the calibration set may still have some (calibration.lend_some_say).
+SOME_SAY_LENT_IN = "a new chat's first recall and in a store whose embedder misses what the message's words find"
 
 
 def no_say_words(scorer: Scorer | None, route: Route | None, trust: Trust | None) -> str:
@@ -113,7 +113,7 @@ def no_say_words(scorer: Scorer | None, route: Route | None, trust: Trust | None
     name = judge_name(scorer, route)
     if trust is None or trust.say == "unmeasured":
         return f"{name} answered, but has no say until its calibration finishes"
-    where = f"only in {WORDS_LEAD_STORE}" if trust.some_where_words_lead else "no longer"
+    where = f"only in {SOME_SAY_LENT_IN}" if trust.surely_better else "no longer"
     return (
         f"{name} has no say: it did not order the calibration questions clearly better than Agent Zero's "
         f"own search, so recalls ask it {where}"
@@ -183,10 +183,11 @@ def say_words(result: Trust, name: str) -> str:
         f"{name} gets no say in recall: {figures}, so {why}; the plugin's fused order stands and recalls do not "
         "ask it (Test connection measures it again)"
     )
-    if result.some_where_words_lead:
+    if result.surely_better:
         said += (
-            f", except in {WORDS_LEAD_STORE}: there it is better than what the fused order rests on, and its "
-            "picks that stand out may move the fused order when its own searches found them near the top too"
+            f", except in {SOME_SAY_LENT_IN}: it is better than the embedder by more than a rerun could move it, "
+            "and there its picks that stand out may move the fused order when its own searches found them near the "
+            "top too"
         )
     return said
 

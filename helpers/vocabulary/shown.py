@@ -59,7 +59,7 @@ class Trust(Protocol):
     questions: int
 
     @property
-    def some_where_words_lead(self) -> bool: ...
+    def surely_better(self) -> bool: ...
 
 
 class Failure(Protocol):
