@@ -102,7 +102,7 @@ def judge_name(scorer: Scorer | None, route: Route | None = None) -> str:
 
 
 # Where a reranker with no say on the calibration set may still have some (calibration.lend_some_say).
-SOME_SAY_LENT_IN = "a new chat's first recall and in a store whose embedder misses what the message's words find"
+SOME_SAY_LENT_IN = "a new chat (its first message) and in a store whose embedder misses what the message's words find"
 
 
 def no_say_words(scorer: Scorer | None, route: Route | None, trust: Trust | None) -> str:
