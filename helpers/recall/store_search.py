@@ -306,27 +306,43 @@ def _host_result(db: Any, rows: _Rows, host_row: int, limit: int, threshold: flo
 _MISSING = object()
 
 
+# The host's comparator parses its condition (simpleeval, so Python's ast) on every call,
+# and CPython's AST constructor keeps one recursion counter per interpreter: two threads
+# building ASTs at once can fail with "AST constructor recursion depth mismatch"
+# (python/cpython#106905), which the host's comparator catches and answers False, a memory
+# silently filtered out (and remembered so for the rest of the search). The word search and
+# the vector scan run in two worker threads at once, so the plugin asks it one call at a time.
+_ASKING_THE_HOST = threading.Lock()
+
+
 def remembering_comparator(comparator: Callable[[dict], Any], condition: str) -> Callable[[dict], Any]:
-    """``comparator`` asked once per distinct value of the names ``condition`` reads.
+    """``comparator`` asked once per distinct value of the names ``condition`` reads, and
+    never by two threads at once (_ASKING_THE_HOST).
 
     The host evaluates its filter (simpleeval) for every document it looks at, parsing the
     condition each time (~25 µs). The host's comparator still decides every case; documents
     whose names hold the same values (``area == 'main'``: three areas) share its answer. A
     condition that calls a function, or a value that cannot be a dict key, goes to the
     host's comparator every time."""
+
+    def asked(metadata: dict) -> Any:
+        with _ASKING_THE_HOST:
+            return comparator(metadata)
+
     names = _names_read(condition)
     if names is None:
-        return comparator
+        return asked
     answers: dict[tuple, Any] = {}
 
     def remembered(metadata: dict) -> Any:
+        key = tuple((type(v), v) for v in (metadata.get(name, _MISSING) for name in names))
         try:
-            key = tuple((type(v), v) for v in (metadata.get(name, _MISSING) for name in names))
-            if key not in answers:
-                answers[key] = comparator(metadata)
-            return answers[key]
+            known = key in answers
         except TypeError:  # an unhashable value (a list, a dict)
-            return comparator(metadata)
+            return asked(metadata)
+        if not known:
+            answers[key] = asked(metadata)
+        return answers[key]
 
     return remembered
 
@@ -338,9 +354,15 @@ _NAMES_READ_CHARS = 1_000
 
 
 def _names_read(condition: str) -> tuple[str, ...] | None:
-    """The names an expression reads; None when its value may depend on more (a call), or
-    it is too long to read."""
-    return _names_parsed(condition) if len(condition) <= _NAMES_READ_CHARS else None
+    """The names an expression reads; None when its value may depend on more (a call), it
+    is too long to read, or parsing it collided with a host thread's (the SystemError above:
+    this search asks the host every time, and the next one parses it again)."""
+    if len(condition) > _NAMES_READ_CHARS:
+        return None
+    try:
+        return _names_parsed(condition)
+    except SystemError:
+        return None
 
 
 @functools.lru_cache(maxsize=64)
