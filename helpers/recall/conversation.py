@@ -15,6 +15,7 @@ as it is.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -40,9 +41,17 @@ def turns(history: str) -> list[Turn]:
     """The conversation in ``history``, oldest first, as the words people read."""
     if not history or not history.strip():
         return []
+    return list(_read_turns(history))
+
+
+# One recall plans two searches, and each reads its history three times (whether anything
+# was said, the follow-up's text, the reranker's query): 0.14 ms a read of a 10,000-character
+# history, on the event loop. The same history is read once.
+@functools.lru_cache(maxsize=8)
+def _read_turns(history: str) -> tuple[Turn, ...]:
     starts = list(_RECORD.finditer(history))
     if not starts:
-        return _plain_turns(history)
+        return tuple(_plain_turns(history))
     out: list[Turn] = []
     seen_user = False
     for n, match in enumerate(starts):
@@ -59,7 +68,7 @@ def turns(history: str) -> list[Turn]:
             out.append(Turn(role, text))
     # Text before the first label is the cut-off end of an older record: its JSON cannot be
     # read, and it is the oldest part of the window anyway.
-    return out
+    return tuple(out)
 
 
 def recent_words(history: str, chars: int) -> str:
