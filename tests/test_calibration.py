@@ -11,7 +11,14 @@ import pytest
 from helpers.scoring import calibration
 from tests.host.embeddings import HashEmbeddings
 from tests.servers import start
-from tests.servers.scoring import calibration_question_in, partly_calibrated, relevance, word_overlap
+from tests.servers.scoring import (
+    calibration_question_in,
+    fewest_known,
+    partly_calibrated,
+    partly_calibrated_mrr,
+    relevance,
+    word_overlap,
+)
 from tests.host.recall import HISTORY, QUESTION, enabled_store, pool_posts, set_plugin, spy_on_stage
 
 
@@ -229,8 +236,7 @@ def _knowing_enough_for(say: str, host) -> int:
     """How many calibration answers partly_calibrated must know to earn ``say`` against the
     stand-in host's embedder (the others' answers last: reciprocal rank 1/5)."""
     embedder, _ = asyncio.run(calibration.embedder_score(HashEmbeddings(256)))
-    n = len(calibration.ITEMS)
-    return next(k for k in range(n + 1) if calibration.say_for((k + (n - k) / 5) / n, embedder) == say)
+    return fewest_known(lambda mrr: calibration.say_for(mrr, embedder) == say)
 
 
 def test_some_say_moves_only_what_the_searches_also_found_near_the_top(host):
@@ -325,9 +331,8 @@ def test_a_reranker_surely_better_than_the_embedder_has_some_say_in_a_new_chat(h
         assert target not in _memories(plain)
         embedder, _ = asyncio.run(cal.embedder_score(memory.db.embedding_function))
         n = len(cal.ITEMS)
-        mrr = lambda known: (known + (n - known) / 5) / n  # noqa: E731  (the others' answers last)
-        known = next(k for k in range(n + 1) if cal.Trust("none", mrr(k), embedder, questions=n).surely_better)
-        assert cal.say_for(mrr(known), embedder) == "none"
+        known = fewest_known(lambda mrr: cal.Trust("none", mrr, embedder, questions=n).surely_better)
+        assert cal.say_for(partly_calibrated_mrr(known), embedder) == "none"
 
         knowing = partly_calibrated(known)
         with start("tei19", scorer=lambda q, d: 20.0 if d == target else knowing(q, d)) as srv:

@@ -470,7 +470,7 @@ def test_a_reranker_surely_better_than_the_embedder_has_some_say_where_the_words
 
     from tests.host.recall import pool_posts, set_plugin
     from tests.servers import start
-    from tests.servers.scoring import partly_calibrated
+    from tests.servers.scoring import fewest_known, partly_calibrated, partly_calibrated_mrr
 
     calibration = host.import_plugin("helpers.scoring.calibration")
     agent, memory = _turn_store(host, 120)
@@ -486,9 +486,8 @@ def test_a_reranker_surely_better_than_the_embedder_has_some_say_where_the_words
         assert target not in [d.page_content for d in plain["memories"][:5]]
         embedder, _ = asyncio.run(calibration.embedder_score(memory.db.embedding_function))
         n = len(calibration.ITEMS)
-        mrr = lambda known: (known + (n - known) / 5) / n  # noqa: E731  (the others' answers last)
-        known = next(k for k in range(n + 1) if calibration.Trust("none", mrr(k), embedder, questions=n).surely_better)
-        assert calibration.say_for(mrr(known), embedder) == "none"
+        known = fewest_known(lambda mrr: calibration.Trust("none", mrr, embedder, questions=n).surely_better)
+        assert calibration.say_for(partly_calibrated_mrr(known), embedder) == "none"
 
         knowing = partly_calibrated(known)
         with start("tei19", scorer=lambda q, d: 20.0 if d == target else knowing(q, d)) as srv:

@@ -138,6 +138,18 @@ def partly_calibrated(known: int, otherwise=None):
     return score
 
 
+def partly_calibrated_mrr(known: int) -> float:
+    """partly_calibrated(known)'s mean reciprocal rank on the calibration set: 1 for the
+    questions it knows, 1/5 (the answer last of five) for the rest."""
+    n = len(_calibration_answers())
+    return (known + (n - known) / 5) / n
+
+
+def fewest_known(enough) -> int:
+    """The fewest answers partly_calibrated must know for ``enough(its MRR)``."""
+    return next(k for k in range(len(_calibration_answers()) + 1) if enough(partly_calibrated_mrr(k)))
+
+
 def relevance(query: str, document: str) -> float:
     """Relevance of `document` to `query` in logit units, in [-6, +7]: word overlap, and
     the answers of the plugin's calibration questions, as a capable model knows them."""
