@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 SET_PATH = REPO / "helpers" / "scoring" / "calibration_set.json"
 HAND_WRITTEN = 12  # the first items of the set, written by hand; the rest are drawn here
 NEGATIVES_DENSE, NEGATIVES_WORDS = 2, 2
+UNRELATED = 3  # memories about something else entirely, per question
 NOISE_RUNS = 200
 DRAWN_TRAP = "drawn from the bench's tuning half: the embedder's and BM25's best wrong answers"
 
@@ -80,10 +81,35 @@ def drawn_items(model) -> list[dict]:
     return items
 
 
+def _relevant_texts() -> dict[str, set[str]]:
+    """The bench corpus's question id -> the texts of its relevant memories."""
+    from bench.relevance_corpus import load
+
+    memories, questions = load()
+    text_of = {m["id"]: m["text"].strip() for m in memories}
+    return {q["id"]: {text_of[r] for r in q["relevant"]} for q in questions}
+
+
+def with_unrelated(items: list[dict], model) -> list[dict]:
+    """Each item with UNRELATED memories about something else entirely: the other items'
+    answers the embedder finds least like its question (never one of its own candidates,
+    nor one the bench labels relevant to the question it was drawn from). A reranker's
+    share of them at or above the answer tells an order from noise (calibration.py)."""
+    answers = [item["candidates"][item["answer"]] for item in items]
+    relevant = _relevant_texts()
+    for item in items:
+        own = set(item["candidates"]) | relevant.get(item.get("from", ""), set())
+        likeness = _cosines(model, item["query"], answers)
+        order = sorted(range(len(answers)), key=lambda j: (likeness[j], j))
+        item["unrelated"] = [answers[j] for j in order if answers[j] not in own][:UNRELATED]
+    return items
+
+
 def write() -> None:
     data = json.loads(SET_PATH.read_text(encoding="utf-8"))
     hand = data["items"][:HAND_WRITTEN]
-    data["items"] = hand + drawn_items(_embedder())
+    model = _embedder()
+    data["items"] = with_unrelated(hand + drawn_items(model), model)
     SET_PATH.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(
         f"{SET_PATH.relative_to(REPO)}: {HAND_WRITTEN} written by hand + {len(data['items']) - HAND_WRITTEN} drawn",
@@ -92,10 +118,14 @@ def write() -> None:
 
 
 # --- measuring ------------------------------------------------------------------------------
-def _mrr(items, score) -> float:
-    from helpers.scoring.calibration import reciprocal_rank
+def _measured(items, score) -> tuple[float, float | None]:
+    """(MRR of the answer among each item's candidates, the share of its unrelated memories
+    scored at or above the answer), as calibration.measure reads a scorer's answers."""
+    from helpers.scoring.calibration import reciprocal_rank, unrelated_above
 
-    return sum(reciprocal_rank(score(i.query, list(i.candidates)), i.answer) for i in items) / len(items)
+    answers = [[float(x) for x in score(i.query, [*i.candidates, *i.unrelated])] for i in items]
+    mrr = sum(reciprocal_rank(a[: len(i.candidates)], i.answer) for a, i in zip(answers, items)) / len(items)
+    return mrr, unrelated_above(answers, items)
 
 
 def _noisy(sigma: float, seed: int):
@@ -119,25 +149,45 @@ def measure(local: str | None = None) -> dict:
     items = calibration.ITEMS
     _answer_of.update({i.query: i.candidates[i.answer] for i in items})
     model = _embedder()
-    embedder = _mrr(items, lambda q, c: _cosines(model, q, c))
-    rows = {"Agent Zero's embedder (all-MiniLM-L6-v2)": embedder, "built-in BM25": _mrr(items, bm25_scores)}
+    rows = {
+        "Agent Zero's embedder (all-MiniLM-L6-v2)": _measured(items, lambda q, c: _cosines(model, q, c)),
+        "built-in BM25": _measured(items, bm25_scores),
+    }
     if local:
         from sentence_transformers import CrossEncoder
 
         encoder = CrossEncoder(local, device="cpu")
-        rows[f"cross-encoder {Path(local).name}"] = _mrr(
+        rows[f"cross-encoder {Path(local).name}"] = _measured(
             items, lambda q, c: [float(s) for s in encoder.predict([(q, t) for t in c])]
         )
+    embedder = rows["Agent Zero's embedder (all-MiniLM-L6-v2)"][0]
     out = {"items": len(items), "embedder": round(embedder, 3), "scorers": {}, "noise": {}}
-    for name, mrr in rows.items():
-        out["scorers"][name] = {"mrr": round(mrr, 3), "say": calibration.say_for(mrr, embedder)}
+    for name, (mrr, unrelated) in rows.items():
+        trust = calibration.Trust(
+            calibration.say_for(mrr, embedder), mrr, embedder, questions=len(items), unrelated_above=unrelated
+        )
+        out["scorers"][name] = {
+            "mrr": round(mrr, 3),
+            "say": trust.say,
+            "unrelated_above": None if unrelated is None else round(unrelated, 3),
+            "where_words_lead": calibration.lend_say(trust, words_led=True).say,
+        }
     for sigma in (1.0, 2.0, 3.0, 4.0, 6.0):
-        runs = [_mrr(items, _noisy(sigma, seed)) for seed in range(NOISE_RUNS)]
-        says = [calibration.say_for(m, embedder) for m in runs]
+        runs = [_measured(items, _noisy(sigma, seed)) for seed in range(NOISE_RUNS)]
+        trusts = [
+            calibration.Trust(calibration.say_for(m, embedder), m, embedder, questions=len(items), unrelated_above=u)
+            for m, u in runs
+        ]
+        says = [t.say for t in trusts]
+        led = [calibration.lend_say(t, words_led=True).say for t in trusts]
+        shares = [u for _, u in runs if u is not None]
         out["noise"][f"σ{sigma:g}"] = {
-            "mean": round(statistics.mean(runs), 3),
-            "sd": round(statistics.pstdev(runs), 3),
+            "mean": round(statistics.mean(m for m, _ in runs), 3),
+            "sd": round(statistics.pstdev(m for m, _ in runs), 3),
             **{s: round(says.count(s) / len(says), 3) for s in ("none", "some", "full")},
+            "unrelated_above": round(statistics.mean(shares), 3) if shares else None,
+            "unrelated_above_min": round(min(shares), 3) if shares else None,
+            "full_where_words_lead": round(led.count("full") / len(led), 3),
         }
     return out
 
@@ -160,12 +210,20 @@ def main(argv=None) -> None:
     result = measure(args.local)
     print(f"{result['items']} items; Agent Zero's embedder MRR {result['embedder']}")
     for name, row in result["scorers"].items():
-        print(f"  {name:45} MRR {row['mrr']:.3f}  say {row['say']}")
-    print(f"noise on the oracle's logit (±2), {NOISE_RUNS} runs each: MRR mean ± sd, share of runs per say")
+        print(
+            f"  {name:45} MRR {row['mrr']:.3f}  say {row['say']}  unrelated at or above the answer "
+            f"{row['unrelated_above']}  where the words lead: {row['where_words_lead']}"
+        )
+    print(
+        f"noise on the oracle's logit (±2), {NOISE_RUNS} runs each: MRR mean ± sd, share of runs per say; the share "
+        "of unrelated memories at or above the answer (mean, lowest run); share of runs with full say where the "
+        "words lead"
+    )
     for name, row in result["noise"].items():
         print(
             f"  {name:5} {row['mean']:.3f} ± {row['sd']:.3f}   none {row['none']:.2f}  some {row['some']:.2f}  full "
-            f"{row['full']:.2f}"
+            f"{row['full']:.2f}   unrelated {row['unrelated_above']} (lowest {row['unrelated_above_min']})   "
+            f"full where the words lead {row['full_where_words_lead']:.2f}"
         )
     if not math.isfinite(result["embedder"]):
         raise SystemExit(1)

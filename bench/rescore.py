@@ -29,18 +29,26 @@ from pathlib import Path
 
 
 SAYS = ("none", "some", "full", "alone", "earned")
-# What the real L-12 scores on the calibration set, and Agent Zero's embedder
+# What the real L-12 scores on the calibration set, and Agent Zero's embedder, and the
+# share of the set's unrelated memories the L-12 scores at or above the answer
 # (`python -m bench.calibration --local DIR`): the say it earns, search by search, in the
-# "earned" row (calibration.lend_some_say in a new chat's search and where its words led).
+# "earned" row (calibration.lend_say in a new chat's search and where its words led).
 CALIBRATED_MRR, CALIBRATED_EMBEDDER_MRR, CALIBRATED_QUESTIONS = 0.633, 0.546, 70
+CALIBRATED_UNRELATED_ABOVE = 0.033
 
 
-def earned_say(search: dict, mrr: float, embedder_mrr: float, questions: int) -> str:
+def earned_say(
+    search: dict, mrr: float, embedder_mrr: float, questions: int, unrelated_above: float | None = None
+) -> str:
     """The say the calibration's figures give the model in this recorded search."""
     from helpers.scoring import calibration
 
-    trust = calibration.Trust(calibration.say_for(mrr, embedder_mrr), mrr, embedder_mrr, questions=questions)
-    return (calibration.lend_some_say(trust) if search.get("new_chat") or search.get("words_led") else trust).say
+    trust = calibration.Trust(
+        calibration.say_for(mrr, embedder_mrr), mrr, embedder_mrr, questions=questions, unrelated_above=unrelated_above
+    )
+    if search.get("new_chat") or search.get("words_led"):
+        trust = calibration.lend_say(trust, words_led=bool(search.get("words_led")))
+    return trust.say
 
 
 class _Memory:
@@ -105,7 +113,12 @@ def rescore(
     scale: str,
     max_query_chars: int,
     limit: int | None,
-    calibrated: tuple[float, float, int] = (CALIBRATED_MRR, CALIBRATED_EMBEDDER_MRR, CALIBRATED_QUESTIONS),
+    calibrated: tuple[float, float, int, float | None] = (
+        CALIBRATED_MRR,
+        CALIBRATED_EMBEDDER_MRR,
+        CALIBRATED_QUESTIONS,
+        CALIBRATED_UNRELATED_ABOVE,
+    ),
     kept_scores: dict[str, list[float]] | None = None,
 ) -> dict:
     """``kept_scores``: the model's scores of an earlier run, by search (read, and filled in)."""
@@ -183,11 +196,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--calibrated",
-        nargs=3,
+        nargs=4,
         type=float,
-        metavar=("MRR", "EMBEDDER_MRR", "QUESTIONS"),
-        default=(CALIBRATED_MRR, CALIBRATED_EMBEDDER_MRR, CALIBRATED_QUESTIONS),
-        help="the model's and the embedder's MRR on the calibration set, and its size: the earned row's say",
+        metavar=("MRR", "EMBEDDER_MRR", "QUESTIONS", "UNRELATED_ABOVE"),
+        default=(CALIBRATED_MRR, CALIBRATED_EMBEDDER_MRR, CALIBRATED_QUESTIONS, CALIBRATED_UNRELATED_ABOVE),
+        help="the model's and the embedder's MRR on the calibration set, its size, and the share of its unrelated "
+        "memories the model scores at or above the answer: the earned row's say",
     )
     args = parser.parse_args(argv)
     with open(args.dump, encoding="utf-8") as fh:
@@ -214,9 +228,9 @@ def main(argv: list[str] | None = None) -> None:
     kept: dict[str, list[float]] = {}
     if args.scores and Path(args.scores).exists():
         kept = json.loads(Path(args.scores).read_text(encoding="utf-8"))
-    mrr, embedder_mrr, questions = args.calibrated
+    mrr, embedder_mrr, questions, unrelated = args.calibrated
     result = rescore(
-        dump, name, model, scale, args.max_query_chars, args.limit, (mrr, embedder_mrr, int(questions)), kept
+        dump, name, model, scale, args.max_query_chars, args.limit, (mrr, embedder_mrr, int(questions), unrelated), kept
     )
     if args.scores:
         Path(args.scores).write_text(json.dumps(kept), encoding="utf-8")

@@ -22,7 +22,9 @@ from tests.servers.scoring import (
 from tests.host.recall import HISTORY, QUESTION, enabled_store, pool_posts, set_plugin, spy_on_stage
 
 
-@pytest.mark.parametrize("answer", [[], [1.0], [1.0] * 6])
+# Each question's five candidates and three unrelated memories: eight scores asked for; five
+# (the candidates alone) is as short an answer as one.
+@pytest.mark.parametrize("answer", [[], [1.0], [1.0] * 5, [1.0] * 9])
 def test_an_answer_of_the_wrong_length_leaves_the_say_unmeasured_and_never_raises(answer):
     from helpers.deadline import Deadline
 
@@ -30,7 +32,7 @@ def test_an_answer_of_the_wrong_length_leaves_the_say_unmeasured_and_never_raise
         return answer
 
     result = asyncio.run(calibration.measure(scores, Deadline.after(5)))
-    assert result.say == "unmeasured" and "scores for 5 calibration memories" in result.reason
+    assert result.say == "unmeasured" and "scores for 8 calibration memories" in result.reason
 
 
 def test_a_tie_counts_against_the_answer():
@@ -94,10 +96,11 @@ def test_test_connection_says_how_much_each_reranker_is_trusted_with_its_figures
     assert alike["trust"]["say"] == "none" and alike["trust"]["reranker_mrr"] == pytest.approx(embedder_mrr, abs=1e-3)
     assert "it orders like an embedding model, not a reranker" in sentences[1]
     assert f"Agent Zero's embedder {embedder_mrr:.2f} ({n} calls, " in sentences[1]
-    # BM25 scores below the stand-in's hashed words on the set (its traps are the words').
-    assert lexical["trust"]["say"] == "none" and lexical["trust"]["reranker_mrr"] == pytest.approx(0.395, abs=1e-3)
+    # BM25 scores below the stand-in's hashed words on the set (its traps are the words'); its
+    # word weights are the call's, so the unrelated memories sent beside the candidates count.
+    assert lexical["trust"]["say"] == "none" and lexical["trust"]["reranker_mrr"] == pytest.approx(0.413, abs=1e-3)
     assert sentences[2].startswith(
-        f"the built-in word matcher (BM25) gets no say in recall: on {n} calibration questions it scored 0.40"
+        f"the built-in word matcher (BM25) gets no say in recall: on {n} calibration questions it scored 0.41"
     )
     assert "so it did worse than the embedder" in sentences[2]
 
@@ -301,11 +304,60 @@ def test_the_status_tool_says_the_say_the_reranker_earned(host):
     ],
 )
 def test_a_reranker_surely_better_than_the_embedder_is_lent_some_say(trust, raised):
-    lent = calibration.lend_some_say(trust)
-    assert trust.surely_better is raised
-    assert (lent.say, lent.lent) == (("some", True) if raised else (trust.say, False))
-    assert trust.as_dict()["surely_better"] is raised and lent.as_dict()["surely_better"] is raised
-    assert calibration.lend_some_say(None) is None
+    for words_led in (False, True):  # unrelated memories not measured: never more than some
+        lent = calibration.lend_say(trust, words_led=words_led)
+        assert trust.surely_better is raised
+        assert (lent.say, lent.lent) == (("some", True) if raised else (trust.say, False))
+        assert trust.as_dict()["surely_better"] is raised and lent.as_dict()["surely_better"] is raised
+    assert calibration.lend_say(None, words_led=True) is None
+
+
+@pytest.mark.parametrize(
+    "trust, led, anywhere_else",
+    [
+        # the real ms-marco-MiniLM-L-12-v2: 7 of the 210 unrelated memories at or above the answer
+        (calibration.Trust("none", 0.633, 0.546, questions=70, unrelated_above=0.033), "full", "some"),
+        # noise of σ 4: about as good on the five candidates, a quarter of the unrelated ones above the answer
+        (calibration.Trust("none", 0.687, 0.546, questions=70, unrelated_above=0.24), "some", "some"),
+        (calibration.Trust("none", 0.633, 0.546, questions=70, unrelated_above=0.11), "some", "some"),  # just over
+        (calibration.Trust("none", 0.633, 0.546, questions=70, unrelated_above=0.1), "full", "some"),  # at the bar
+        (calibration.Trust("some", 0.75, 0.546, questions=70, unrelated_above=0.0), "full", "some"),
+        (calibration.Trust("some", 0.75, 0.546, questions=70, unrelated_above=0.2), "some", "some"),
+        (calibration.Trust("full", 0.9, 0.546, questions=70, unrelated_above=0.0), "full", "full"),
+        # not better than the embedder: keeping unrelated memories below the answer is not enough
+        (calibration.Trust("none", 0.546, 0.546, questions=70, unrelated_above=0.0), "none", "none"),
+        (calibration.Trust("none", 0.61, 0.546, questions=70, unrelated_above=0.0), "none", "none"),
+    ],
+)
+def test_a_reranker_that_keeps_unrelated_memories_below_the_answer_has_full_say_where_the_words_lead(
+    trust, led, anywhere_else
+):
+    where_words_lead = calibration.lend_say(trust, words_led=True)
+    in_a_new_chat = calibration.lend_say(trust, words_led=False)
+    assert (where_words_lead.say, in_a_new_chat.say) == (led, anywhere_else)
+    assert where_words_lead.lent is (led != trust.say)
+    assert trust.as_dict()["full_where_words_lead"] is (led == "full" and trust.say != "full")
+    assert where_words_lead.as_dict()["surely_better"] is trust.surely_better  # what it measured, not what it was lent
+
+
+def test_each_question_carries_unrelated_memories_but_a_costly_scorer_is_not_sent_them():
+    assert all(len(i.unrelated) == 3 and not set(i.unrelated) & set(i.candidates) for i in calibration.ITEMS)
+
+    class Costly:  # the utility model declares the questions it answers
+        calibration_questions = calibration.HAND_WRITTEN
+
+    costly = calibration.items_for(Costly())
+    assert [i.query for i in costly] == [i.query for i in calibration.ITEMS[: calibration.HAND_WRITTEN]]
+    assert all(i.unrelated == () for i in costly)
+    assert calibration.items_for(object()) is calibration.ITEMS
+
+
+def test_the_unrelated_share_counts_ties_and_non_numbers_against_the_answer():
+    items = [calibration.Item("t", "q", ("a", "b"), 0, ("x", "y")), calibration.Item("t", "q2", ("a",), 0)]
+    assert calibration.unrelated_above([[1.0, 0.0, 0.5, 0.2], [1.0]], items) == 0.0
+    assert calibration.unrelated_above([[1.0, 0.0, 1.0, float("nan")], [1.0]], items) == 1.0
+    assert calibration.unrelated_above([[float("nan"), 0.0, 0.1, 0.2], [1.0]], items) == 1.0
+    assert calibration.unrelated_above([[1.0]], items[1:]) is None  # none sent: unknown, never "clean"
 
 
 def test_a_reranker_surely_better_than_the_embedder_has_some_say_in_a_new_chat(host):

@@ -460,7 +460,7 @@ def test_a_survey_that_fails_costs_the_recall_nothing(host, monkeypatch):
     assert stats["totals"].get("fallback", 0) == 0  # the plugin's own order, not the host's fallback
 
 
-# --- a reranker's say where the words lead (calibration.lend_some_say) ----------------------
+# --- a reranker's say where the words lead (calibration.lend_say) ---------------------------
 def test_a_reranker_surely_better_than_the_embedder_has_some_say_where_the_words_lead(host):
     """Short of some say on the calibration set, but better than this store's embedder by
     twice a rerun's spread: some say in the store's new-chat searches, where the fused order
@@ -511,3 +511,55 @@ def test_a_reranker_surely_better_than_the_embedder_has_some_say_where_the_words
     assert asked_in_new_chat and not asked_in_conversation
     said = next(line for line in status.splitlines() if line.startswith("say in recall: "))
     assert "gets no say in recall" in said and f"except in {vocabulary_of(host).SOME_SAY_LENT_IN}" in said
+
+
+def test_a_reranker_that_keeps_unrelated_memories_below_the_answer_has_full_say_where_the_words_lead(host):
+    """The same reranker, short of some say on the calibration set, that also scores the
+    set's unrelated memories below the answer (an order, not noise): full say in a word-led
+    store's new chat, so a pick that stands out reaches the prompt though the searches did
+    not find it near the top; lent only some, the same pick does not; none in a conversation."""
+    import asyncio
+
+    from tests.host.recall import set_plugin
+    from tests.servers import start
+    from tests.servers.scoring import fewest_known, partly_calibrated
+
+    calibration = host.import_plugin("helpers.scoring.calibration")
+    agent, memory = _turn_store(host, 120)
+    question = "how did the pottery7 go next weekend?"
+    history = [
+        ("user", "we talked about the weekend"),
+        ("ai", '{"tool_name": "response", "tool_args": {"text": "Yes."}}'),
+    ]
+    seen, restore = _searches(host)
+    try:
+        set_plugin(host, rerank_api="lexical", rerank_candidates=40)
+        host.run(host.recall(agent, question, []))
+        deep = [d for d in seen[0].pool if all(d is not f for f in seen[0].fused[:20])]
+        target = deep[0].page_content  # in the pool sent, not among the fused order's first 20
+        embedder, _ = asyncio.run(calibration.embedder_score(memory.db.embedding_function))
+        n = len(calibration.ITEMS)
+        known = fewest_known(lambda mrr: calibration.Trust("none", mrr, embedder, questions=n).surely_better)
+        shown, said = {}, {}
+        for clean in (True, False):
+            knowing = partly_calibrated(known, clean=clean)
+            with start("tei19", scorer=lambda q, d, knowing=knowing: 20.0 if d == target else knowing(q, d)) as srv:
+                set_plugin(host, rerank_endpoint=srv.url, rerank_api="auto", rerank_candidates=40)
+                host.import_plugin("helpers.reranker").reset_state()
+                seen.clear()
+                shown[clean] = [d.page_content for d in host.run(host.recall(agent, question, []))["memories"][:5]]
+                conversation = host.run(host.recall(agent, question, history))
+                tool = agent.get_tool(name="reranker_status", method=None, args={}, message="", loop_data=None)
+                said[clean] = next(
+                    line for line in host.run(tool.execute()).message.splitlines() if line.startswith("say in recall: ")
+                )
+            assert seen[0].trust.measured_say == "none" and seen[0].trust.keeps_unrelated_below is clean
+            assert seen[0].words_led and seen[0].trust.lent
+            assert seen[0].trust.say == ("full" if clean else "some")
+            assert not seen[1].words_led and seen[1].trust.say == "none"
+            assert target not in [d.page_content for d in conversation["memories"][:5]]
+    finally:
+        restore()
+    assert target in shown[True] and target not in shown[False]
+    assert vocabulary_of(host).FULL_SAY_WHERE_WORDS_LEAD in said[True]
+    assert vocabulary_of(host).FULL_SAY_WHERE_WORDS_LEAD not in said[False]

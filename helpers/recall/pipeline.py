@@ -402,11 +402,13 @@ async def score(memory: Any, search: Search) -> None:
 
 
 def _say_here(trust: calibration.Trust | None, search: Search) -> calibration.Trust | None:
-    """The say ``trust`` gives in this search (calibration.lend_some_say): a new chat's search
+    """The say ``trust`` gives in this search (calibration.lend_say): a new chat's search
     is the calibration set's kind of question, the message alone; where the store's words
     lead the fused order, the embedder the set measured it against is not what that order
     rests on."""
-    return calibration.lend_some_say(trust) if search.new_chat or search.words_led else trust
+    if search.new_chat or search.words_led:
+        return calibration.lend_say(trust, words_led=search.words_led)
+    return trust
 
 
 def _embedder_of(memory: Any) -> Any:

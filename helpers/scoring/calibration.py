@@ -17,9 +17,11 @@ its say:
 
 A reranker with no say that is still surely better than the embedder (by more than a rerun
 could move it) has some say in the searches the set speaks for and where the embedder is
-not what the fused order rests on (lend_some_say): a new chat, whose search is the set's
+not what the fused order rests on (lend_say): a new chat, whose search is the set's
 kind of question (the message alone), and a store whose words lead
-(recall/store_agreement.py).
+(recall/store_agreement.py). Each question also carries three memories about something
+else entirely; a reranker better than the embedder that keeps them below the answer (an
+order, not noise: UNRELATED_AT_MOST) has full say in a store whose words lead.
 
 A tie among scores counts against the answer (a judge that scores everything alike gets
 the worst rank), so a reranker that cannot tell the memories apart earns nothing.
@@ -74,7 +76,7 @@ FULL_GAIN, FULL_AT_LEAST = 0.25, 0.7
 
 # A reranker surely better than the embedder (Trust.surely_better) earns some say (the
 # say that keeps the fused order's floor: a pick must also be near the top of the fused
-# order) in two kinds of search (lend_some_say): a new chat's, where the reranker reads the
+# order) in two kinds of search (lend_say): a new chat's, where the reranker reads the
 # message alone against the memories, as it read the set's questions; and a store whose
 # words lead (recall/store_agreement.py: its embedder misses the memories its words find),
 # where the fused order rests on the word list, not on the embedder this set compares a
@@ -86,6 +88,20 @@ FULL_GAIN, FULL_AT_LEAST = 0.25, 0.7
 # ms-marco-MiniLM-L-12-v2 (MRR 0.633 against the embedder's 0.546) on the bench's sets:
 # docs/relevance.md.
 RERUN_SPREAD, RERUN_SPREAD_QUESTIONS = 0.035, 70
+
+# What tells a trained reranker from a noisy one where the set's MRR cannot: each question
+# is sent with three memories about something else entirely after its five candidates
+# (other questions' answers, the ones the embedder finds least like it; bench/calibration.py
+# picks them), never counted in its reciprocal rank. A trained cross-encoder scores them
+# below the answer (ms-marco-MiniLM-L-12-v2: 7 of 210 at or above it, in questions where it
+# did not know the answer either), noise as often as it does the set's traps (σ 4: 0.24 of
+# them, σ 3: 0.17, never under 0.11 in 40 reruns), though on the five candidates σ 4's MRR
+# (0.687) is above the trained model's (0.633). A reranker that keeps them below the answer
+# (at most this share of them at or above it) and is better than the embedder on the set
+# (surely, or by the some-say bar) has full say where the store's words lead (lend_say):
+# in chat stored message by message its order alone is far better than the fused one,
+# which rests there on a word search (docs/relevance.md).
+UNRELATED_AT_MOST = 0.1
 
 # Agent Zero's default embedder (all-MiniLM-L6-v2) on the whole set and on the 12 written
 # by hand, for when the embedder in use cannot be asked (Test connection outside a chat):
@@ -113,11 +129,17 @@ class Item:
     query: str
     candidates: tuple[str, ...]
     answer: int
+    # Memories about something else entirely (other questions' answers): sent after the
+    # candidates, never counted in the reciprocal rank; see UNRELATED_AT_MOST.
+    unrelated: tuple[str, ...] = ()
 
 
 def _load() -> tuple[Item, ...]:
     data = json.loads((Path(__file__).with_name("calibration_set.json")).read_text(encoding="utf-8"))
-    return tuple(Item(i["trap"], i["query"], tuple(i["candidates"]), int(i["answer"])) for i in data["items"])
+    return tuple(
+        Item(i["trap"], i["query"], tuple(i["candidates"]), int(i["answer"]), tuple(i.get("unrelated", ())))
+        for i in data["items"]
+    )
 
 
 ITEMS = _load()
@@ -135,20 +157,40 @@ class Trust:
     seconds: float = 0.0
     reason: str = ""  # why it is unmeasured
     questions: int = 0  # how many calibration questions it was measured on
-    lent: bool = False  # its say is some only because the search is one lend_some_say lends it in
+    lent: bool = False  # its say is lent by the search (lend_say), not the one it measured
+    unrelated_above: float | None = None  # the share of unrelated memories it scored at or above the answer
 
     @property
     def has_say(self) -> bool:
         return self.say in (SOME, FULL)
 
     @property
+    def measured_say(self) -> str:
+        """The say its figures earn on the set, whatever a search lent it."""
+        if self.reranker is None or self.embedder is None:
+            return self.say
+        return say_for(self.reranker, self.embedder)
+
+    @property
     def surely_better(self) -> bool:
         """No say on the set, but surely better than the embedder: some say in a new chat
-        and in a store whose words lead (lend_some_say)."""
-        if self.say != NONE or self.reranker is None or self.embedder is None or self.questions <= 0:
+        and in a store whose words lead (lend_say)."""
+        if self.measured_say != NONE or self.reranker is None or self.embedder is None or self.questions <= 0:
             return False
         margin = 2 * RERUN_SPREAD * math.sqrt(RERUN_SPREAD_QUESTIONS / self.questions)
         return self.reranker >= max(self.embedder + min(margin, SOME_GAIN), SOME_AT_LEAST)
+
+    @property
+    def keeps_unrelated_below(self) -> bool:
+        """It scored the set's unrelated memories below the answer (UNRELATED_AT_MOST): an
+        order, not noise. Unknown (False) for a scorer not asked them (the utility model)."""
+        return self.unrelated_above is not None and self.unrelated_above <= UNRELATED_AT_MOST
+
+    @property
+    def full_where_words_lead(self) -> bool:
+        """Full say in a store whose words lead (lend_say): better than the embedder on the
+        set, surely or by the some-say bar, and keeps unrelated memories below the answer."""
+        return self.keeps_unrelated_below and (self.measured_say == SOME or self.surely_better)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -160,7 +202,9 @@ class Trust:
             "seconds": round(self.seconds, 2),
             "questions": self.questions,
             "reason": self.reason,
-            "surely_better": self.lent or self.surely_better,
+            "surely_better": self.surely_better,
+            "unrelated_above": _round(self.unrelated_above),
+            "full_where_words_lead": self.full_where_words_lead,
         }
 
 
@@ -187,13 +231,18 @@ def has_no_say_anywhere(trust: Trust | None) -> bool:
     return trust is not None and trust.say == NONE and not trust.surely_better
 
 
-def lend_some_say(trust: Trust | None) -> Trust | None:
-    """``trust`` in a search it is lent some say in (a new chat's, a store's whose words
-    lead): some say where it is surely better than the embedder (Trust.surely_better),
-    else as measured."""
-    if trust is None or not trust.surely_better:
-        return trust
-    return replace(trust, say=SOME, lent=True)
+def lend_say(trust: Trust | None, *, words_led: bool) -> Trust | None:
+    """``trust`` in a search it may be lent say in (a new chat's, a store's whose words
+    lead): full say where the words lead for a reranker that has earned it there
+    (Trust.full_where_words_lead), some say where it is surely better than the embedder
+    (Trust.surely_better), else as measured."""
+    if trust is None:
+        return None
+    if words_led and trust.full_where_words_lead and trust.say != FULL:
+        return replace(trust, say=FULL, lent=True)
+    if trust.surely_better:
+        return replace(trust, say=SOME, lent=True)
+    return trust
 
 
 def say_for(reranker: float, embedder: float) -> str:
@@ -212,9 +261,10 @@ _embedder_lock = threading.Lock()
 
 
 def items_for(scorer: Any) -> tuple[Item, ...]:
-    """The questions ``scorer`` is measured on: all, or the first ones its declaration names."""
+    """The questions ``scorer`` is measured on: all, or the first ones its declaration names
+    (a scorer whose calls are costly), and then without their unrelated memories."""
     count = getattr(scorer, "calibration_questions", None)
-    return ITEMS if count is None else ITEMS[:count]
+    return ITEMS if count is None else tuple(replace(item, unrelated=()) for item in ITEMS[:count])
 
 
 def _default_embedder_mrr(items: Sequence[Item]) -> float:
@@ -274,7 +324,7 @@ async def measure(
 
             async def one(item: Item) -> Sequence[float]:
                 async with slots:
-                    return await score(item.query, item.candidates, deadline)
+                    return await score(item.query, item.candidates + item.unrelated, deadline)
 
             answers = await asyncio.gather(*(one(item) for item in items))
             embedder_mrr, embedder_name = await embedder_score(embedder, items)
@@ -298,15 +348,36 @@ async def measure(
         )
     seconds = time.monotonic() - started
     for scores, item in zip(answers, items):
-        if len(scores) != len(item.candidates):  # a scorer's contract, checked rather than trusted
+        sent = len(item.candidates) + len(item.unrelated)
+        if len(scores) != sent:  # a scorer's contract, checked rather than trusted
             return Trust(
                 UNMEASURED,
                 seconds=seconds,
-                reason=words.calibration_short_answer(len(scores), len(item.candidates)),
+                reason=words.calibration_short_answer(len(scores), sent),
                 **asked,
             )
-    mrr = sum(reciprocal_rank(list(s), item.answer) for s, item in zip(answers, items)) / len(items)
-    return Trust(say_for(mrr, embedder_mrr), mrr, embedder_mrr, embedder_name, seconds=seconds, **asked)
+    mrr = sum(reciprocal_rank(list(s)[: len(i.candidates)], i.answer) for s, i in zip(answers, items)) / len(items)
+    return Trust(
+        say_for(mrr, embedder_mrr),
+        mrr,
+        embedder_mrr,
+        embedder_name,
+        seconds=seconds,
+        unrelated_above=unrelated_above(answers, items),
+        **asked,
+    )
+
+
+def unrelated_above(answers: Sequence[Sequence[float]], items: Sequence[Item]) -> float | None:
+    """The share of the items' unrelated memories scored at or above their answer (a score
+    that is not a finite number counts as above); None when no item had any."""
+    above = total = 0
+    for scores, item in zip(answers, items):
+        answer = scores[item.answer]
+        for score in scores[len(item.candidates) :]:
+            total += 1
+            above += not (_finite(answer) and _finite(score) and score < answer)
+    return above / total if total else None
 
 
 # --- kept per reranker -----------------------------------------------------------------------

@@ -101,8 +101,13 @@ def judge_name(scorer: Scorer | None, route: Route | None = None) -> str:
     return words.split(" by ", 1)[1] if " by " in words else words
 
 
-# Where a reranker with no say on the calibration set may still have some (calibration.lend_some_say).
+# Where a reranker with no say on the calibration set may still have some (calibration.lend_say).
 SOME_SAY_LENT_IN = "a new chat (its first message) and in a store whose embedder misses what the message's words find"
+# Where one better than the embedder that orders, not guesses, has full say (Trust.full_where_words_lead).
+FULL_SAY_WHERE_WORDS_LEAD = (
+    "in a store whose embedder misses what the message's words find it is trusted fully: it kept the "
+    "calibration's memories about something else entirely below the answer"
+)
 
 
 def no_say_words(scorer: Scorer | None, route: Route | None, trust: Trust | None) -> str:
@@ -168,10 +173,11 @@ def say_words(result: Trust, name: str) -> str:
     )
     if result.say == "full":
         return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall"
+    fully_where_words_lead = f"; {FULL_SAY_WHERE_WORDS_LEAD}" if result.full_where_words_lead else ""
     if result.say == "some":
         return (
             f"{name} is trusted a little: {figures}; its picks that stand out may move the plugin's "
-            "fused order only when its own searches found them near the top too"
+            f"fused order only when its own searches found them near the top too{fully_where_words_lead}"
         )
     if result.reranker is not None and result.embedder is not None and abs(result.reranker - result.embedder) < 0.02:
         why = "it orders like an embedding model, not a reranker"
@@ -187,7 +193,7 @@ def say_words(result: Trust, name: str) -> str:
         said += (
             f", except in {SOME_SAY_LENT_IN}: it is better than the embedder by more than a rerun could move it, "
             "and there its picks that stand out may move the fused order when its own searches found them near the "
-            "top too"
+            f"top too{fully_where_words_lead}"
         )
     return said
 

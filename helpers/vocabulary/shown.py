@@ -61,6 +61,9 @@ class Trust(Protocol):
     @property
     def surely_better(self) -> bool: ...
 
+    @property
+    def full_where_words_lead(self) -> bool: ...
+
 
 class Failure(Protocol):
     """recall/failures.Failure"""

@@ -6,7 +6,8 @@ from .venv-infinity), each through a recall of the stand-in host.
 What only trained weights show: the probe's France trio passes on a real model's own
 judgement, the answer is scored above memories that share more of the question's words
 (and far above unrelated ones), and the say the model earns on the calibration set is measured, not set
-by the test (the set is Agent Zero's traps; the model's mean reciprocal rank is printed).
+by the test (the set is Agent Zero's traps; the model's mean reciprocal rank is printed), as is
+whether it keeps the set's unrelated memories below the answer.
 If the model folder or .venv-infinity is missing these tests fail; A0RR_REAL_SERVERS=skip
 skips them instead (bash tests/run.sh builds both).
 """
@@ -163,9 +164,13 @@ def _judged_and_reordered(host, config):
         assert verdict.relevant > 0.9 and verdict.irrelevant < 0.01  # Paris / photosynthesis, as probabilities
         print(
             f"\ncalibration: say {trust.say}, MRR {trust.reranker:.3f} against Agent Zero's embedder's "
-            f"{trust.embedder:.3f} on {trust.questions} questions, {trust.seconds:.1f} s"
+            f"{trust.embedder:.3f} on {trust.questions} questions, {trust.seconds:.1f} s; "
+            f"{trust.unrelated_above:.3f} of the unrelated memories at or above the answer"
         )
         assert trust.say in ("some", "full"), trust
+        # Trained weights keep memories about something else entirely below the answer (the
+        # noise the set's MRR alone cannot tell from them does not): 7 of 210 offline.
+        assert trust.keeps_unrelated_below, trust
         result, scores = await _recall_with_scores(host, agent, memory)
         print(f"recall: the answer scored {scores[ANSWER]:.4f}, the garden {scores[IRRELEVANT]:.6f}")
         assert result["error"] is None

@@ -120,15 +120,20 @@ def calibration_answer(question: str) -> str:
     return _calibration_answers()[question.strip()][0]
 
 
-def partly_calibrated(known: int, otherwise=None):
+def partly_calibrated(known: int, otherwise=None, *, clean: bool = False):
     """A model that knows the answers of the first ``known`` calibration questions and puts
     the answer last for the others (reciprocal rank 1/5: its MRR is (known + rest / 5) / n);
-    on everything else ``otherwise`` (word overlap)."""
+    on everything else ``otherwise`` (word overlap). The unrelated memories sent with each
+    question score as a wrong candidate does (above an answer it does not know, as noise
+    puts them), or, ``clean``, below everything (as a trained model that tells a memory
+    about something else entirely from a near miss does)."""
     order = list(_calibration_answers())
 
     def score(query: str, document: str) -> float:
         question = calibration_question_in(query)
         if question is not None:
+            if clean and calibration_label(question, document) is None:
+                return -8.0
             right = document.strip() == calibration_answer(question)
             if order.index(question) < known:
                 return 6.0 if right else -4.0
