@@ -127,6 +127,13 @@ class AskedOracle(Oracle):
             q: {t.strip() for i, t in texts if i == answer} for q, answer, texts in calibration_labels()
         }
         self.calibration_texts = {q: {t.strip() for _, t in texts} for q, _, texts in calibration_labels()}
+        # Each question's unrelated memories are wrong answers to it too (Oracle labels them so
+        # by their own ids); unlabelled, a noisy oracle would score them by word overlap alone,
+        # without its noise, and look like a trained model that keeps them below the answer.
+        from helpers.scoring.calibration import ITEMS
+
+        for item in ITEMS:
+            self.calibration_texts[item.query.strip()] |= {t.strip() for t in item.unrelated}
 
     def ask(self, message: str, gold_texts: frozenset[str]) -> None:
         self.message, self.gold = message.strip(), gold_texts

@@ -33,7 +33,8 @@ does. With 12 a noisy reranker's say moved between "none" and "full" from one ru
 next (σ 4: none 13 %, some 42 %, full 45 % of 200 runs); with 70 its MRR's spread is a third.
 
 A reranker is measured on the plugin's own loop (own_loop.py), apart from the recall that
-asked: a CPU cross-encoder takes 20-25 s over the 70 questions, longer than a recall may
+asked: a CPU cross-encoder takes 30-45 s over the 70 questions (560 pairs with their
+unrelated memories; the real L-12 42 s on two busy cores), longer than a recall may
 wait. The recall waits for it within its own time and keeps the fused order if it is not
 done; the recalls after it has finished have its say. The utility model answers only the
 12 written by hand (its calls are costly), within the recall, as its scorer declares.

@@ -102,11 +102,13 @@ def judge_name(scorer: Scorer | None, route: Route | None = None) -> str:
 
 
 # Where a reranker with no say on the calibration set may still have some (calibration.lend_say).
-SOME_SAY_LENT_IN = "a new chat (its first message) and in a store whose embedder misses what the message's words find"
+NEW_CHAT = "a new chat (its first message)"
+WORDS_LEAD_STORE = "a store whose embedder misses what the message's words find"
+SOME_SAY_LENT_IN = f"{NEW_CHAT} and in {WORDS_LEAD_STORE}"
 # Where one better than the embedder that orders, not guesses, has full say (Trust.full_where_words_lead).
 FULL_SAY_WHERE_WORDS_LEAD = (
-    "in a store whose embedder misses what the message's words find it is trusted fully: it kept the "
-    "calibration's memories about something else entirely below the answer"
+    f"in {WORDS_LEAD_STORE} it is trusted fully: it kept the calibration's memories about something else "
+    "entirely below the answer"
 )
 
 
@@ -191,9 +193,9 @@ def say_words(result: Trust, name: str) -> str:
     )
     if result.surely_better:
         said += (
-            f", except in {SOME_SAY_LENT_IN}: it is better than the embedder by more than a rerun could move it, "
-            "and there its picks that stand out may move the fused order when its own searches found them near the "
-            f"top too{fully_where_words_lead}"
+            f", except in {NEW_CHAT if result.full_where_words_lead else SOME_SAY_LENT_IN}: it is better than the "
+            "embedder by more than a rerun could move it, and there its picks that stand out may move the fused "
+            f"order when its own searches found them near the top too{fully_where_words_lead}"
         )
     return said
 
