@@ -5,6 +5,7 @@ Driven the way a user meets it: Test connection (helpers/connection_test.py) aga
 wire-faithful servers on loopback, and recalls in the stand-in host."""
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -304,11 +305,15 @@ def test_the_status_tool_says_the_say_the_reranker_earned(host):
     ],
 )
 def test_a_reranker_surely_better_than_the_embedder_is_lent_some_say(trust, raised):
-    for words_led in (False, True):  # unrelated memories not measured: never more than some
-        lent = calibration.lend_say(trust, words_led=words_led)
-        assert trust.surely_better is raised
-        assert (lent.say, lent.lent) == (("some", True) if raised else (trust.say, False))
-        assert trust.as_dict()["surely_better"] is raised and lent.as_dict()["surely_better"] is raised
+    clean = replace(trust, unrelated_above=0.0)  # it keeps the set's unrelated memories below the answer
+    lent = calibration.lend_say(clean, words_led=False)
+    assert clean.surely_better is raised and clean.lendable is raised
+    assert (lent.say, lent.lent) == (("some", True) if raised else (trust.say, False))
+    assert clean.as_dict()["surely_better"] is raised and lent.as_dict()["surely_better"] is raised
+    # Not asked them (the utility model), or scoring them above the answer as noise does: nothing lent.
+    for unsure in (trust, replace(trust, unrelated_above=0.24)):
+        assert not unsure.lendable and not unsure.as_dict()["lendable"]
+        assert all(calibration.lend_say(unsure, words_led=led) == unsure for led in (False, True))
     assert calibration.lend_say(None, words_led=True) is None
 
 
@@ -317,9 +322,10 @@ def test_a_reranker_surely_better_than_the_embedder_is_lent_some_say(trust, rais
     [
         # the real ms-marco-MiniLM-L-12-v2: 7 of the 210 unrelated memories at or above the answer
         (calibration.Trust("none", 0.633, 0.546, questions=70, unrelated_above=0.033), "full", "some"),
-        # noise of σ 4: about as good on the five candidates, a quarter of the unrelated ones above the answer
-        (calibration.Trust("none", 0.687, 0.546, questions=70, unrelated_above=0.24), "some", "some"),
-        (calibration.Trust("none", 0.633, 0.546, questions=70, unrelated_above=0.11), "some", "some"),  # just over
+        # noise of σ 4: about as good on the five candidates, a quarter of the unrelated ones above the
+        # answer: surely better than the embedder, but lent nothing
+        (calibration.Trust("none", 0.687, 0.546, questions=70, unrelated_above=0.24), "none", "none"),
+        (calibration.Trust("none", 0.633, 0.546, questions=70, unrelated_above=0.11), "none", "none"),  # just over
         (calibration.Trust("none", 0.633, 0.546, questions=70, unrelated_above=0.1), "full", "some"),  # at the bar
         (calibration.Trust("some", 0.75, 0.546, questions=70, unrelated_above=0.0), "full", "some"),
         (calibration.Trust("some", 0.75, 0.546, questions=70, unrelated_above=0.2), "some", "some"),
@@ -362,7 +368,8 @@ def test_the_unrelated_share_counts_ties_and_non_numbers_against_the_answer():
 
 def test_a_reranker_surely_better_than_the_embedder_has_some_say_in_a_new_chat(host):
     """Short of some say on the calibration set, but better than the store's embedder by
-    twice a rerun's spread: some say in a new chat's searches (the message alone, the set's
+    twice a rerun's spread, and keeps the set's unrelated memories below the answer: some
+    say in a new chat's searches (the message alone, the set's
     kind of question), in a store whose words do not lead; none in a conversation's, where
     the fused order leans on what was said before. It is asked only where it has a say."""
     agent, memory = enabled_store(host)
@@ -386,7 +393,7 @@ def test_a_reranker_surely_better_than_the_embedder_has_some_say_in_a_new_chat(h
         known = fewest_known(lambda mrr: cal.Trust("none", mrr, embedder, questions=n).surely_better)
         assert cal.say_for(partly_calibrated_mrr(known), embedder) == "none"
 
-        knowing = partly_calibrated(known)
+        knowing = partly_calibrated(known, clean=True)
         with start("tei19", scorer=lambda q, d: 20.0 if d == target else knowing(q, d)) as srv:
             set_plugin(host, rerank_endpoint=srv.url)
             seen.clear()

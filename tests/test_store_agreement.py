@@ -461,68 +461,18 @@ def test_a_survey_that_fails_costs_the_recall_nothing(host, monkeypatch):
 
 
 # --- a reranker's say where the words lead (calibration.lend_say) ---------------------------
-def test_a_reranker_surely_better_than_the_embedder_has_some_say_where_the_words_lead(host):
-    """Short of some say on the calibration set, but better than this store's embedder by
-    twice a rerun's spread: some say in the store's new-chat searches, where the fused order
-    rests on the words; none in a conversation there, where the fused order is the embedder's
-    (test_calibration: a new chat lends it some in any store)."""
+def test_a_reranker_that_keeps_unrelated_memories_below_the_answer_has_full_say_where_the_words_lead(host):
+    """A reranker short of some say on the calibration set but better than the store's
+    embedder by twice a rerun's spread. Scoring the set's unrelated memories below the
+    answer (an order, not noise): full say in a word-led store's new chat, so a pick that
+    stands out reaches the prompt though the searches did not find it near the top; none in
+    a conversation there, where the fused order is the embedder's. Scoring them above the
+    answer as noise does: no say lent anywhere, and not asked."""
     import asyncio
 
     from tests.host.recall import pool_posts, set_plugin
     from tests.servers import start
     from tests.servers.scoring import fewest_known, partly_calibrated, partly_calibrated_mrr
-
-    calibration = host.import_plugin("helpers.scoring.calibration")
-    agent, memory = _turn_store(host, 120)
-    question = "how did the pottery7 go next weekend?"
-    history = [
-        ("user", "we talked about the weekend"),
-        ("ai", '{"tool_name": "response", "tool_args": {"text": "Yes."}}'),
-    ]
-    seen, restore = _searches(host)
-    try:
-        plain = host.run(host.recall(agent, question, []))
-        target = seen[0].fused[8].page_content  # near the top of the fused order, not in the prompt
-        assert target not in [d.page_content for d in plain["memories"][:5]]
-        embedder, _ = asyncio.run(calibration.embedder_score(memory.db.embedding_function))
-        n = len(calibration.ITEMS)
-        known = fewest_known(lambda mrr: calibration.Trust("none", mrr, embedder, questions=n).surely_better)
-        assert calibration.say_for(partly_calibrated_mrr(known), embedder) == "none"
-
-        knowing = partly_calibrated(known)
-        with start("tei19", scorer=lambda q, d: 20.0 if d == target else knowing(q, d)) as srv:
-            set_plugin(host, rerank_endpoint=srv.url)
-            host.import_plugin("helpers.reranker").reset_state()
-            seen.clear()
-            new_chat = host.run(host.recall(agent, question, []))
-            asked_in_new_chat = pool_posts(srv, memory)
-            srv.clear()
-            conversation = host.run(host.recall(agent, question, history))
-            asked_in_conversation = pool_posts(srv, memory)
-            tool = agent.get_tool(name="reranker_status", method=None, args={}, message="", loop_data=None)
-            status = host.run(tool.execute()).message
-    finally:
-        restore()
-    assert seen[0].words_led and seen[0].trust.say == "some" and seen[0].trust.lent
-    assert target in [d.page_content for d in new_chat["memories"][:5]]  # its pick moved up
-    assert not seen[1].words_led and seen[1].trust.say == "none"
-    assert target not in [d.page_content for d in conversation["memories"][:5]]
-    # No say in the conversation's searches: the reranker is asked only where it has one.
-    assert asked_in_new_chat and not asked_in_conversation
-    said = next(line for line in status.splitlines() if line.startswith("say in recall: "))
-    assert "gets no say in recall" in said and f"except in {vocabulary_of(host).SOME_SAY_LENT_IN}" in said
-
-
-def test_a_reranker_that_keeps_unrelated_memories_below_the_answer_has_full_say_where_the_words_lead(host):
-    """The same reranker, short of some say on the calibration set, that also scores the
-    set's unrelated memories below the answer (an order, not noise): full say in a word-led
-    store's new chat, so a pick that stands out reaches the prompt though the searches did
-    not find it near the top; lent only some, the same pick does not; none in a conversation."""
-    import asyncio
-
-    from tests.host.recall import set_plugin
-    from tests.servers import start
-    from tests.servers.scoring import fewest_known, partly_calibrated
 
     calibration = host.import_plugin("helpers.scoring.calibration")
     agent, memory = _turn_store(host, 120)
@@ -540,7 +490,8 @@ def test_a_reranker_that_keeps_unrelated_memories_below_the_answer_has_full_say_
         embedder, _ = asyncio.run(calibration.embedder_score(memory.db.embedding_function))
         n = len(calibration.ITEMS)
         known = fewest_known(lambda mrr: calibration.Trust("none", mrr, embedder, questions=n).surely_better)
-        shown, said = {}, {}
+        assert calibration.say_for(partly_calibrated_mrr(known), embedder) == "none"
+        shown, said, asked = {}, {}, {}
         for clean in (True, False):
             knowing = partly_calibrated(known, clean=clean)
             with start("tei19", scorer=lambda q, d, knowing=knowing: 20.0 if d == target else knowing(q, d)) as srv:
@@ -548,18 +499,27 @@ def test_a_reranker_that_keeps_unrelated_memories_below_the_answer_has_full_say_
                 host.import_plugin("helpers.reranker").reset_state()
                 seen.clear()
                 shown[clean] = [d.page_content for d in host.run(host.recall(agent, question, []))["memories"][:5]]
+                srv.clear()
                 conversation = host.run(host.recall(agent, question, history))
+                asked[clean] = pool_posts(srv, memory)
+                srv.clear()
+                again = host.run(host.recall(agent, question, []))
+                asked_again = pool_posts(srv, memory)
                 tool = agent.get_tool(name="reranker_status", method=None, args={}, message="", loop_data=None)
                 said[clean] = next(
                     line for line in host.run(tool.execute()).message.splitlines() if line.startswith("say in recall: ")
                 )
             assert seen[0].trust.measured_say == "none" and seen[0].trust.keeps_unrelated_below is clean
-            assert seen[0].words_led and seen[0].trust.lent
-            assert seen[0].trust.say == ("full" if clean else "some")
+            assert seen[0].words_led and seen[0].trust.lent is clean
+            assert seen[0].trust.say == ("full" if clean else "none")
             assert not seen[1].words_led and seen[1].trust.say == "none"
             assert target not in [d.page_content for d in conversation["memories"][:5]]
+            assert (target in [d.page_content for d in again["memories"][:5]]) is clean
+            assert bool(asked_again) is clean  # the noisy one is asked no more once its say is known
     finally:
         restore()
     assert target in shown[True] and target not in shown[False]
+    assert not asked[True] and not asked[False]  # a conversation's search lends nothing
     assert vocabulary_of(host).FULL_SAY_WHERE_WORDS_LEAD in said[True]
     assert vocabulary_of(host).FULL_SAY_WHERE_WORDS_LEAD not in said[False]
+    assert "as noise does, so no search lends it a say" in said[False]

@@ -167,11 +167,21 @@ def test_a_reranker_with_no_say_is_told_where_recalls_still_ask_it():
 
     lexical = scorers.for_settings(Settings.from_mapping({"rerank_api": "lexical"}))
     measured = Trust("none", 0.40, 0.55, questions=70)
-    better_than_the_embedder = Trust("none", 0.65, 0.55, questions=70)
+    better_than_the_embedder = Trust("none", 0.65, 0.55, questions=70, unrelated_above=0.2)
     assert not measured.surely_better and better_than_the_embedder.surely_better
-    assert vocabulary.no_say_words(lexical, None, measured).endswith("so recalls ask it no longer")
-    assert vocabulary.no_say_words(lexical, None, better_than_the_embedder).endswith(
+    assert not better_than_the_embedder.lendable
+    for no_lending in (measured, better_than_the_embedder):
+        assert vocabulary.no_say_words(lexical, None, no_lending).endswith("so recalls ask it no longer")
+    assert "answered, but has no say until its calibration finishes" in vocabulary.no_say_words(lexical, None, None)
+    noisy = vocabulary.say_words(better_than_the_embedder, "BM25")
+    assert vocabulary.SOME_SAY_LENT_IN not in noisy
+    assert noisy.endswith(
+        "but it scored 20% of the calibration's memories about something else entirely at or above the answer, "
+        "as noise does, so no search lends it a say"
+    )
+    lendable = Trust("none", 0.65, 0.55, questions=70, unrelated_above=0.05)
+    assert lendable.lendable and lendable.full_where_words_lead
+    assert vocabulary.no_say_words(lexical, None, lendable).endswith(
         f"so recalls ask it only in {vocabulary.SOME_SAY_LENT_IN}"
     )
-    assert "answered, but has no say until its calibration finishes" in vocabulary.no_say_words(lexical, None, None)
-    assert vocabulary.say_words(better_than_the_embedder, "BM25").count(vocabulary.SOME_SAY_LENT_IN) == 1
+    assert vocabulary.FULL_SAY_WHERE_WORDS_LEAD in vocabulary.say_words(lendable, "BM25")

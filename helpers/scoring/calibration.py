@@ -15,13 +15,14 @@ its say:
            the searches also found them near the top (the fused order's first 20)
     full   much better: its picks that stand out take the better of their two places
 
-A reranker with no say that is still surely better than the embedder (by more than a rerun
-could move it) has some say in the searches the set speaks for and where the embedder is
-not what the fused order rests on (lend_say): a new chat, whose search is the set's
-kind of question (the message alone), and a store whose words lead
-(recall/store_agreement.py). Each question also carries three memories about something
-else entirely; a reranker better than the embedder that keeps them below the answer (an
-order, not noise: UNRELATED_AT_MOST) has full say in a store whose words lead.
+Each question also carries three memories about something else entirely: a reranker that
+keeps them below the answer orders, a noisy one puts them above it as often as the traps
+(UNRELATED_AT_MOST). One with no say that is still surely better than the embedder (by
+more than a rerun could move it) and keeps them below has some say in the searches the set
+speaks for and where the embedder is not what the fused order rests on (lend_say): a new
+chat, whose search is the set's kind of question (the message alone), and a store whose
+words lead (recall/store_agreement.py); there, one better than the embedder by either bar
+that keeps them below has full say.
 
 A tie among scores counts against the answer (a judge that scores everything alike gets
 the worst rank), so a reranker that cannot tell the memories apart earns nothing.
@@ -75,7 +76,8 @@ NONE, SOME, FULL, UNMEASURED = "none", "some", "full", "unmeasured"
 SOME_GAIN, SOME_AT_LEAST = 0.15, 0.58
 FULL_GAIN, FULL_AT_LEAST = 0.25, 0.7
 
-# A reranker surely better than the embedder (Trust.surely_better) earns some say (the
+# A reranker surely better than the embedder (Trust.surely_better) that keeps the set's
+# unrelated memories below the answer (Trust.lendable) earns some say (the
 # say that keeps the fused order's floor: a pick must also be near the top of the fused
 # order) in two kinds of search (lend_say): a new chat's, where the reranker reads the
 # message alone against the memories, as it read the set's questions; and a store whose
@@ -174,8 +176,8 @@ class Trust:
 
     @property
     def surely_better(self) -> bool:
-        """No say on the set, but surely better than the embedder: some say in a new chat
-        and in a store whose words lead (lend_say)."""
+        """No say on the set, but surely better than the embedder: with ``lendable``, some
+        say in a new chat and in a store whose words lead (lend_say)."""
         if self.measured_say != NONE or self.reranker is None or self.embedder is None or self.questions <= 0:
             return False
         margin = 2 * RERUN_SPREAD * math.sqrt(RERUN_SPREAD_QUESTIONS / self.questions)
@@ -186,6 +188,13 @@ class Trust:
         """It scored the set's unrelated memories below the answer (UNRELATED_AT_MOST): an
         order, not noise. Unknown (False) for a scorer not asked them (the utility model)."""
         return self.unrelated_above is not None and self.unrelated_above <= UNRELATED_AT_MOST
+
+    @property
+    def lendable(self) -> bool:
+        """Some say lent in a new chat and where the words lead (lend_say): surely better
+        than the embedder, and an order, not noise. Noise of σ 4 is surely better on the set
+        in most reruns, and its lent picks cost a few questions where its luck ran out."""
+        return self.surely_better and self.keeps_unrelated_below
 
     @property
     def full_where_words_lead(self) -> bool:
@@ -205,6 +214,7 @@ class Trust:
             "reason": self.reason,
             "surely_better": self.surely_better,
             "unrelated_above": _round(self.unrelated_above),
+            "lendable": self.lendable,
             "full_where_words_lead": self.full_where_words_lead,
         }
 
@@ -229,19 +239,19 @@ def _finite(x: Any) -> bool:
 def has_no_say_anywhere(trust: Trust | None) -> bool:
     """Measured, with no say on the set and none lent in any search either: no search's
     order can take anything from its scores (a search does not ask it)."""
-    return trust is not None and trust.say == NONE and not trust.surely_better
+    return trust is not None and trust.say == NONE and not trust.lendable
 
 
 def lend_say(trust: Trust | None, *, words_led: bool) -> Trust | None:
     """``trust`` in a search it may be lent say in (a new chat's, a store's whose words
     lead): full say where the words lead for a reranker that has earned it there
     (Trust.full_where_words_lead), some say where it is surely better than the embedder
-    (Trust.surely_better), else as measured."""
+    and keeps unrelated memories below the answer (Trust.lendable), else as measured."""
     if trust is None:
         return None
     if words_led and trust.full_where_words_lead and trust.say != FULL:
         return replace(trust, say=FULL, lent=True)
-    if trust.surely_better:
+    if trust.lendable:
         return replace(trust, say=SOME, lent=True)
     return trust
 

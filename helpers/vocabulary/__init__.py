@@ -120,7 +120,7 @@ def no_say_words(scorer: Scorer | None, route: Route | None, trust: Trust | None
     name = judge_name(scorer, route)
     if trust is None or trust.say == "unmeasured":
         return f"{name} answered, but has no say until its calibration finishes"
-    where = f"only in {SOME_SAY_LENT_IN}" if trust.surely_better else "no longer"
+    where = f"only in {SOME_SAY_LENT_IN}" if trust.lendable else "no longer"
     return (
         f"{name} has no say: it did not order the calibration questions clearly better than Agent Zero's "
         f"own search, so recalls ask it {where}"
@@ -191,11 +191,17 @@ def say_words(result: Trust, name: str) -> str:
         f"{name} gets no say in recall: {figures}, so {why}; the plugin's fused order stands and recalls do not "
         "ask it (Test connection measures it again)"
     )
-    if result.surely_better:
+    if result.lendable:
         said += (
             f", except in {NEW_CHAT if result.full_where_words_lead else SOME_SAY_LENT_IN}: it is better than the "
             "embedder by more than a rerun could move it, and there its picks that stand out may move the fused "
             f"order when its own searches found them near the top too{fully_where_words_lead}"
+        )
+    elif result.surely_better and result.unrelated_above is not None:
+        said += (
+            ". It is better than the embedder by more than a rerun could move it, but it scored "
+            f"{result.unrelated_above:.0%} of the calibration's memories about something else entirely at or above "
+            "the answer, as noise does, so no search lends it a say"
         )
     return said
 

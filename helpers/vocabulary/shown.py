@@ -57,9 +57,13 @@ class Trust(Protocol):
     seconds: float
     reason: str
     questions: int
+    unrelated_above: float | None
 
     @property
     def surely_better(self) -> bool: ...
+
+    @property
+    def lendable(self) -> bool: ...
 
     @property
     def full_where_words_lead(self) -> bool: ...
