@@ -98,8 +98,9 @@ RERUN_SPREAD, RERUN_SPREAD_QUESTIONS = 0.035, 70
 # picks them), never counted in its reciprocal rank. A trained cross-encoder scores them
 # below the answer (ms-marco-MiniLM-L-12-v2: 7 of 210 at or above it, in questions where it
 # did not know the answer either), noise as often as it does the set's traps (σ 4: 0.24 of
-# them, σ 3: 0.17, never under 0.11 in 40 reruns), though on the five candidates σ 4's MRR
-# (0.687) is above the trained model's (0.633). A reranker that keeps them below the answer
+# them, the lowest of 200 reruns 0.148; σ 3: 0.17, lowest 0.086: `python -m
+# bench.calibration`), though on the five candidates σ 4's MRR (0.687) is above the trained
+# model's (0.633). A reranker that keeps them below the answer
 # (at most this share of them at or above it) and is better than the embedder on the set
 # (surely, or by the some-say bar) has full say where the store's words lead (lend_say):
 # in chat stored message by message its order alone is far better than the fused one,
