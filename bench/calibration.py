@@ -128,6 +128,13 @@ def _measured(items, score) -> tuple[float, float | None]:
     return mrr, unrelated_above(answers, items)
 
 
+def _where_words_lead(trust) -> str:
+    """The say ``trust`` has in a new chat's search of a store whose words lead."""
+    from helpers.scoring import calibration
+
+    return calibration.lend_say(trust, new_chat=True, words_led=True).say
+
+
 def _noisy(sigma: float, seed: int):
     def score(query: str, candidates: list[str]) -> list[float]:
         out = []
@@ -163,23 +170,18 @@ def measure(local: str | None = None) -> dict:
     embedder = rows["Agent Zero's embedder (all-MiniLM-L6-v2)"][0]
     out = {"items": len(items), "embedder": round(embedder, 3), "scorers": {}, "noise": {}}
     for name, (mrr, unrelated) in rows.items():
-        trust = calibration.Trust(
-            calibration.say_for(mrr, embedder), mrr, embedder, questions=len(items), unrelated_above=unrelated
-        )
+        trust = calibration.Trust.from_figures(mrr, embedder, questions=len(items), unrelated_above=unrelated)
         out["scorers"][name] = {
             "mrr": round(mrr, 3),
             "say": trust.say,
             "unrelated_above": None if unrelated is None else round(unrelated, 3),
-            "where_words_lead": calibration.lend_say(trust, words_led=True).say,
+            "where_words_lead": _where_words_lead(trust),
         }
     for sigma in (1.0, 2.0, 3.0, 4.0, 6.0):
         runs = [_measured(items, _noisy(sigma, seed)) for seed in range(NOISE_RUNS)]
-        trusts = [
-            calibration.Trust(calibration.say_for(m, embedder), m, embedder, questions=len(items), unrelated_above=u)
-            for m, u in runs
-        ]
+        trusts = [calibration.Trust.from_figures(m, embedder, questions=len(items), unrelated_above=u) for m, u in runs]
         says = [t.say for t in trusts]
-        led = [calibration.lend_say(t, words_led=True).say for t in trusts]
+        led = [_where_words_lead(t) for t in trusts]
         shares = [u for _, u in runs if u is not None]
         out["noise"][f"σ{sigma:g}"] = {
             "mean": round(statistics.mean(m for m, _ in runs), 3),

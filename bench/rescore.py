@@ -43,12 +43,10 @@ def earned_say(
     """The say the calibration's figures give the model in this recorded search."""
     from helpers.scoring import calibration
 
-    trust = calibration.Trust(
-        calibration.say_for(mrr, embedder_mrr), mrr, embedder_mrr, questions=questions, unrelated_above=unrelated_above
-    )
-    if search.get("new_chat") or search.get("words_led"):
-        trust = calibration.lend_say(trust, words_led=bool(search.get("words_led")))
-    return trust.say
+    trust = calibration.Trust.from_figures(mrr, embedder_mrr, questions=questions, unrelated_above=unrelated_above)
+    return calibration.lend_say(
+        trust, new_chat=bool(search.get("new_chat")), words_led=bool(search.get("words_led"))
+    ).say
 
 
 class _Memory:

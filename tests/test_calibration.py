@@ -306,15 +306,17 @@ def test_the_status_tool_says_the_say_the_reranker_earned(host):
 )
 def test_a_reranker_surely_better_than_the_embedder_is_lent_some_say(trust, raised):
     clean = replace(trust, unrelated_above=0.0)  # it keeps the set's unrelated memories below the answer
-    lent = calibration.lend_say(clean, words_led=False)
+    lent = calibration.lend_say(clean, new_chat=True, words_led=False)
     assert clean.surely_better is raised and clean.lendable is raised
     assert (lent.say, lent.lent) == (("some", True) if raised else (trust.say, False))
     assert clean.as_dict()["surely_better"] is raised and lent.as_dict()["surely_better"] is raised
     # Not asked them (the utility model), or scoring them above the answer as noise does: nothing lent.
     for unsure in (trust, replace(trust, unrelated_above=0.24)):
         assert not unsure.lendable and not unsure.as_dict()["lendable"]
-        assert all(calibration.lend_say(unsure, words_led=led) == unsure for led in (False, True))
-    assert calibration.lend_say(None, words_led=True) is None
+        assert all(calibration.lend_say(unsure, new_chat=True, words_led=led) == unsure for led in (False, True))
+    assert calibration.lend_say(None, new_chat=True, words_led=True) is None
+    # A conversation's search in a store whose embedder leads: nothing lent to anyone.
+    assert calibration.lend_say(clean, new_chat=False, words_led=False) == clean
 
 
 @pytest.mark.parametrize(
@@ -338,8 +340,8 @@ def test_a_reranker_surely_better_than_the_embedder_is_lent_some_say(trust, rais
 def test_a_reranker_that_keeps_unrelated_memories_below_the_answer_has_full_say_where_the_words_lead(
     trust, led, anywhere_else
 ):
-    where_words_lead = calibration.lend_say(trust, words_led=True)
-    in_a_new_chat = calibration.lend_say(trust, words_led=False)
+    where_words_lead = calibration.lend_say(trust, new_chat=True, words_led=True)
+    in_a_new_chat = calibration.lend_say(trust, new_chat=True, words_led=False)
     assert (where_words_lead.say, in_a_new_chat.say) == (led, anywhere_else)
     assert where_words_lead.lent is (led != trust.say)
     assert trust.as_dict()["full_where_words_lead"] is (led == "full" and trust.say != "full")

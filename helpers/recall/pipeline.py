@@ -406,9 +406,7 @@ def _say_here(trust: calibration.Trust | None, search: Search) -> calibration.Tr
     is the calibration set's kind of question, the message alone; where the store's words
     lead the fused order, the embedder the set measured it against is not what that order
     rests on."""
-    if search.new_chat or search.words_led:
-        return calibration.lend_say(trust, words_led=search.words_led)
-    return trust
+    return calibration.lend_say(trust, new_chat=search.new_chat, words_led=search.words_led)
 
 
 def _embedder_of(memory: Any) -> Any:

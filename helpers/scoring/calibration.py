@@ -164,6 +164,12 @@ class Trust:
     lent: bool = False  # its say is lent by the search (lend_say), not the one it measured
     unrelated_above: float | None = None  # the share of unrelated memories it scored at or above the answer
 
+    @classmethod
+    def from_figures(cls, reranker: float, embedder: float, **measured: Any) -> Trust:
+        """The say ``reranker``'s MRR earns against ``embedder``'s (say_for), with the rest
+        of what was measured."""
+        return cls(say_for(reranker, embedder), reranker, embedder, **measured)
+
     @property
     def has_say(self) -> bool:
         return self.say in (SOME, FULL)
@@ -243,13 +249,14 @@ def has_no_say_anywhere(trust: Trust | None) -> bool:
     return trust is not None and trust.say == NONE and not trust.lendable
 
 
-def lend_say(trust: Trust | None, *, words_led: bool) -> Trust | None:
-    """``trust`` in a search it may be lent say in (a new chat's, a store's whose words
-    lead): full say where the words lead for a reranker that has earned it there
-    (Trust.full_where_words_lead), some say where it is surely better than the embedder
-    and keeps unrelated memories below the answer (Trust.lendable), else as measured."""
-    if trust is None:
-        return None
+def lend_say(trust: Trust | None, *, new_chat: bool, words_led: bool) -> Trust | None:
+    """``trust`` in a search of a new chat or of a store whose words lead, the searches it
+    may be lent say in: full say where the words lead for a reranker that has earned it
+    there (Trust.full_where_words_lead), some say where it is surely better than the
+    embedder and keeps unrelated memories below the answer (Trust.lendable); in any other
+    search, and otherwise, as measured."""
+    if trust is None or not (new_chat or words_led):
+        return trust
     if words_led and trust.full_where_words_lead and trust.say != FULL:
         return replace(trust, say=FULL, lent=True)
     if trust.lendable:
@@ -369,11 +376,10 @@ async def measure(
                 **asked,
             )
     mrr = sum(reciprocal_rank(list(s)[: len(i.candidates)], i.answer) for s, i in zip(answers, items)) / len(items)
-    return Trust(
-        say_for(mrr, embedder_mrr),
+    return Trust.from_figures(
         mrr,
         embedder_mrr,
-        embedder_name,
+        embedder_name=embedder_name,
         seconds=seconds,
         unrelated_above=unrelated_above(answers, items),
         **asked,
