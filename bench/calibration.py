@@ -97,9 +97,10 @@ def with_unrelated(items: list[dict], model) -> list[dict]:
     share of them at or above the answer tells an order from noise (calibration.py)."""
     answers = [item["candidates"][item["answer"]] for item in items]
     relevant = _relevant_texts()
+    answer_vectors = model.encode(answers, normalize_embeddings=True)  # once, not once per question
     for item in items:
         own = set(item["candidates"]) | relevant.get(item.get("from", ""), set())
-        likeness = _cosines(model, item["query"], answers)
+        likeness = [float(v) for v in answer_vectors @ model.encode([item["query"]], normalize_embeddings=True)[0]]
         order = sorted(range(len(answers)), key=lambda j: (likeness[j], j))
         item["unrelated"] = [answers[j] for j in order if answers[j] not in own][:UNRELATED]
     return items
