@@ -32,10 +32,14 @@ def test_no_say_is_the_fused_order_with_the_hosts_first_kept():
 
 
 def test_full_say_lets_every_standout_pick_take_the_better_of_its_places():
-    assert shipped(_search(POOL, FUSED), SCORES, "logit", "full") == ["m3", "m0", "m30", "m1", "m2"]
+    # m3 and m30 take their places; the other three are the best-scored of the fused
+    # order's own first five (m0 0.0, m1 0.1, m2 0.2, m4 0.4): m0 makes way (fusion.make_room)
+    assert shipped(_search(POOL, FUSED), SCORES, "logit", "full") == ["m3", "m30", "m1", "m2", "m4"]
 
 
 def test_some_say_takes_only_the_standout_picks_the_fused_order_holds_near_the_top():
+    # m30 is not in the fused order's first 20: only m3 is taken, already among the first
+    # five, so no memory makes way
     assert shipped(_search(POOL, FUSED), SCORES, "logit", "some") == ["m3", "m0", "m1", "m2", "m4"]
 
 
@@ -43,3 +47,10 @@ def test_alone_is_the_rerankers_own_order_and_knowledge_goes_last_otherwise():
     assert shipped(_search(POOL, FUSED), SCORES, "logit", "alone")[:2] == ["m3", "m30"]
     fused = ["k:a.md#1", *FUSED]
     assert shipped(_search(POOL + ["k:a.md#1"], fused), SCORES + [0.0], "logit", "none") == FUSED[:5]
+
+
+def test_the_hosts_first_takes_one_of_the_places_the_picks_leave():
+    # m3, m30 and the host's m20 hold three places; the two left go to the best-scored of
+    # the fused order's own first five (m2, m4)
+    shipped_full = shipped(_search(POOL, FUSED, host_first="m20"), SCORES, "logit", "full")
+    assert shipped_full == ["m3", "m30", "m2", "m4", "m20"]

@@ -203,6 +203,68 @@ def test_combine_by_the_better_of_two_ranks():
     assert combine(["f1"], [], key=lambda v: v) == ["f1"]
 
 
+def test_a_pick_pushes_out_the_fused_memory_the_reranker_scored_lowest():
+    from helpers.recall.fusion import combine, make_room
+
+    key = lambda v: v  # noqa: E731
+    fused = ["f1", "f2", "f3", "f4", "gold", "f6"]
+    picks = ["p"]  # a standout pick from deep in the pool
+    scores = {"f1": 0.30, "f2": 0.02, "f3": 0.25, "f4": 0.001, "gold": 0.20, "f6": 0.5, "p": 0.9}
+    merged = combine(fused, picks, key)
+    assert merged[:5] == ["p", "f1", "f2", "f3", "f4"]  # by place alone the fifth, gold, makes way
+    out = make_room(merged, fused, picks, 5, scores, key)
+    # f4, the one it thinks least of, makes way; the rest keep their places; f6 is not
+    # among the fused order's first five, so its score does not bring it in
+    assert out[:5] == ["p", "f1", "f2", "f3", "gold"]
+    assert sorted(out) == sorted(merged)
+
+
+def test_making_room_keeps_a_place_for_the_hosts_first_and_stands_without_scores():
+    from helpers.recall.fusion import combine, keep_first, make_room
+
+    key = lambda v: v  # noqa: E731
+    fused = ["f1", "f2", "f3", "f4", "f5", "host"]
+    picks = ["p"]
+    scores = {"f1": 0.35, "f2": 0.4, "f3": 0.001, "f4": 0.3, "f5": 0.2, "host": 0.0, "p": 0.9}
+    merged = combine(fused, picks, key)
+    out = keep_first(make_room(merged, fused, picks, 5, scores, key, reserved="host"), "host", 5, key)
+    # the pick and the host's first take two places; of the fused five, f3 and f5 (its lowest) make way
+    assert set(out[:5]) == {"p", "host", "f1", "f2", "f4"}
+    # the host's first among the picks needs no place of its own
+    assert (
+        make_room(merged, fused, picks, 5, scores, key, reserved="p")[:5]
+        == make_room(merged, fused, picks, 5, scores, key)[:5]
+    )
+    # a fused memory the reranker did not read (the judge's budget): the merged order stands
+    unread = {k: v for k, v in scores.items() if k != "f2"}
+    assert make_room(merged, fused, picks, 5, unread, key) == merged
+    # no picks, or room for all of them: nothing to choose
+    assert make_room(fused, fused, [], 5, scores, key) == fused
+    assert make_room(merged, fused, picks, 8, scores, key) == merged
+    # a score that is not a number counts as the lowest
+    odd = dict(scores, f1=float("nan"))
+    assert "f1" not in make_room(merged, fused, picks, 5, odd, key)[:5]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    fused=orders,
+    picks=orders,
+    slots=st.integers(1, 8),
+    values=st.lists(st.floats(-10, 10), min_size=12, max_size=12),
+)
+def test_making_room_loses_nothing_and_keeps_every_pick_combine_placed(fused, picks, slots, values):
+    from helpers.recall.fusion import combine, make_room
+
+    key = lambda v: v  # noqa: E731
+    scores = {name: values[i % len(values)] for i, name in enumerate(sorted(set(fused) | set(picks)))}
+    merged = combine(fused, picks, key)
+    out = make_room(merged, fused, picks, slots, scores, key)
+    assert sorted(out) == sorted(merged)
+    placed = {item for item in merged[:slots] if item in set(picks)}
+    assert placed <= set(out[:slots])
+
+
 def test_keep_first_moves_the_hosts_first_into_the_last_slot_only_when_it_is_below():
     from helpers.recall.fusion import keep_first
 

@@ -210,6 +210,47 @@ def combine(fused: Sequence[Any], reranked: Sequence[Any], key: Callable[[Any], 
     return [items[name] for name in sorted(items, key=place)]
 
 
+def make_room(
+    merged: Sequence[Any],
+    fused: Sequence[Any],
+    picks: Sequence[Any],
+    slots: int,
+    score_of: Mapping[Hashable, float],
+    key: Callable[[Any], Hashable],
+    reserved: Any | None = None,
+) -> list:
+    """``merged`` (combine of ``fused`` and ``picks``) with the fused memories that keep a
+    place in the first ``slots`` beside the picks chosen by the reranker's scores
+    (``score_of``): when the picks push some of the fused order's own first ``slots`` out,
+    the ones that make way are those the reranker scored lowest, not the fused order's
+    last. It read them all, and the fused order's last places are where the searches are
+    least sure: measured on the tuning halves (docs/relevance.md), more questions answered
+    on every kind of store, with every say, and no class lower. A memory the fused order
+    had below the slots is never brought in by this.
+
+    ``reserved``: the host's first memory when keep_first will keep it in the slots; it
+    takes a place of its own, so the fused ones are chosen for the rest. Where a fused
+    memory in question has no score (not read: the utility judge's budget), ``merged``
+    stands."""
+    picked = {key(item) for item in picks}
+    held = reserved is not None and key(reserved) not in picked
+    shown = [item for item in merged[:slots] if key(item) in picked]
+    candidates = [
+        item for item in fused[:slots] if key(item) not in picked and not (held and key(item) == key(reserved))
+    ]
+    room = slots - len(shown) - (1 if held else 0)
+    if len(candidates) <= room or any(key(item) not in score_of for item in candidates):
+        return list(merged)
+
+    def score(item: Any) -> float:
+        value = score_of[key(item)]
+        return value if isinstance(value, (int, float)) and math.isfinite(value) else -math.inf
+
+    chosen = sorted(candidates, key=score, reverse=True)[: max(room, 0)]  # stable: ties keep fused order
+    stays = {key(item) for item in [*shown, *chosen]} | ({key(reserved)} if held else set())
+    return [item for item in merged if key(item) in stays] + [item for item in merged if key(item) not in stays]
+
+
 def keep_first(ordered: Sequence[Any], first: Any | None, slots: int, key: Callable[[Any], Hashable]) -> list:
     """``ordered`` with ``first`` moved up into the first ``slots`` places if it is below them
     (into the last of them, so the order above it stands)."""

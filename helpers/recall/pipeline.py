@@ -445,10 +445,14 @@ def apply_policies(memory: Any, search: Search) -> None:
 def combine(memory: Any, search: Search) -> None:
     """The prompt's order. With a reranker's scores: its picks that stand out from the pool
     (fusion.standing_out) take the better of their two places against the fused order, so
-    a weak reranker's noise cannot push out what the searches found; the rest follow in
-    its order. Then the host's own first memory is kept within the prompt's slots, and
+    a weak reranker's noise cannot push out what the searches found; the fused memories
+    they push out of the slots are the ones it scored lowest (fusion.make_room); the rest
+    follow in its order. Then the host's own first memory is kept within the prompt's slots, and
     Agent Zero's knowledge files go after the user's own memories."""
     docs = search.after_policies
+    about_agent_zero = texts.names_agent_zero(search.call.message or "")
+    first = search.host_first
+    keeps_first = first is not None and (about_agent_zero or not store_search.is_knowledge(first))
     if has_say(search) and docs:
         kept = {store_search.doc_key(d) for d in docs}  # what the floor kept holds for both
         score_of = {store_search.doc_key(d): s for d, s in zip(search.pool, search.scored.scores)}
@@ -460,14 +464,13 @@ def combine(memory: Any, search: Search) -> None:
             # order's first AGREEMENT_DEPTH): the evidence of this search, beside its scores.
             agreed = {store_search.doc_key(d) for d in search.fused[: fusion.AGREEMENT_DEPTH]}
             confident = [d for d in confident if store_search.doc_key(d) in agreed]
-        merged = fusion.combine(
-            [d for d in search.fused if store_search.doc_key(d) in kept], confident, store_search.doc_key
-        )
+        fused = [d for d in search.fused if store_search.doc_key(d) in kept]
+        merged = fusion.combine(fused, confident, store_search.doc_key)
+        reserved = first if keeps_first and store_search.doc_key(first) in kept else None
+        merged = fusion.make_room(merged, fused, confident, search.slots, score_of, store_search.doc_key, reserved)
         placed = {store_search.doc_key(d) for d in merged}
         docs = merged + [d for d in docs if store_search.doc_key(d) not in placed]
-    about_agent_zero = texts.names_agent_zero(search.call.message or "")
-    first = search.host_first
-    if first is not None and docs and (about_agent_zero or not store_search.is_knowledge(first)):
+    if keeps_first and docs:
         docs = fusion.keep_first(docs, first, search.slots, store_search.doc_key)
     if not about_agent_zero:
         # Agent Zero's knowledge chunks after the user's own memories: the greeting and tool
