@@ -6,9 +6,9 @@ keeps the fused order when it is late), so a whole bench takes hours; and the sa
 decides alone what it ships. Here the pools one run recorded (``--dump``, any reranker: the
 pool is the same for every one) are scored once, in one batch a search, and shipped with
 each say through the pipeline's own policies and combine stages (the standout rule, the
-some-say agreement, the host's first kept, knowledge last), with the default settings. The
-no-say order is checked against the recorded one first: a mismatch means the recorded
-search was not rebuilt faithfully, and the run stops.
+some-say agreement, which fused memories make room, the host's first kept, knowledge last),
+with the default settings. The no-say order is checked against the recorded one first: a
+mismatch means the recorded search was not rebuilt faithfully, and the run stops.
 
     python -m bench.relevance [--locomo [DIR] [--turns]] --only lexical --dump run.json
     python -m bench.rescore run.json [--model DIR] [--max-query-chars 400] [--half held] [--limit N]

@@ -225,8 +225,8 @@ def make_room(
     the ones that make way are those the reranker scored lowest, not the fused order's
     last. It read them all, and the fused order's last places are where the searches are
     least sure: measured on the tuning halves (docs/relevance.md), more questions answered
-    on every kind of store, with every say, and no class lower. A memory the fused order
-    had below the slots is never brought in by this.
+    in both kinds of LoCoMo store with every say, the own bench's the same, no class lower.
+    A memory the fused order had below the slots is never brought in by this.
 
     ``reserved``: the host's first memory when keep_first will keep it in the slots; it
     takes a place of its own, so the fused ones are chosen for the rest. Where a fused
