@@ -58,10 +58,12 @@ class _Memory:
         self.metadata = {"id": corpus_id, "knowledge_source": corpus_id.startswith("k:")}
 
 
-def shipped(search: dict, scores: list[float], scale: str, say: str) -> list[str]:
+def shipped(search: dict, scores: list[float], scale: str, say: str, unrelated_above: float | None = None) -> list[str]:
     """The memories the prompt gets (the first ``slots``) with ``say``: the recorded search
     put through the pipeline's own last stages (policies, combine) with the policies'
-    default settings; ``alone`` is the reranker's own order."""
+    default settings; ``alone`` is the reranker's own order. ``unrelated_above``: the share
+    of the calibration's unrelated memories the model scored at or above the answer (what
+    its picks' own word counts for with some say)."""
     pool = [_Memory(d) for d in search["candidates"]]
     if say == "alone":
         order = [doc for _, doc in sorted(zip(scores, search["candidates"]), key=lambda pair: -pair[0])]
@@ -89,7 +91,7 @@ def shipped(search: dict, scores: list[float], scale: str, say: str) -> list[str
     run.pool = pool
     run.found = store_search.Found(host_result=[_Memory(search["host_first"])] if search["host_first"] else [])
     run.scored = Scored(list(scores), scale, None)
-    run.trust = calibration.Trust(say)
+    run.trust = calibration.Trust(say, unrelated_above=unrelated_above)
     pipeline.apply_policies(None, run)
     pipeline.combine(None, run)
     return [d.metadata["id"] for d in run.docs[: run.slots]]
@@ -150,7 +152,7 @@ def rescore(
                 )
             for say in SAYS:
                 as_said = earned_say(search, *calibrated) if say == "earned" else say
-                shown[say] |= set(shipped(search, scores, scale, as_said))
+                shown[say] |= set(shipped(search, scores, scale, as_said, calibrated[3]))
         for say in SAYS:
             answered = bool(shown[say] & set(q["relevant"]))
             for cls in q["classes"]:

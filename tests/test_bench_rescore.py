@@ -54,3 +54,17 @@ def test_the_hosts_first_takes_one_of_the_places_the_picks_leave():
     # the fused order's own first five (m2, m4)
     shipped_full = shipped(_search(POOL, FUSED, host_first="m20"), SCORES, "logit", "full")
     assert shipped_full == ["m3", "m30", "m2", "m4", "m20"]
+
+
+def test_some_say_also_takes_a_pick_the_reranker_calls_relevant_when_it_keeps_unrelated_below():
+    # m30, deep in the pool, stands out at a logit of 10: the model calls it relevant. From a
+    # reranker that kept the calibration's unrelated memories below the answer it comes in
+    # with some say; from one that did not (or was not asked them), only the fused order's
+    # first 20 count
+    search = _search(POOL, FUSED)
+    assert "m30" in shipped(search, SCORES, "logit", "some", unrelated_above=0.03)
+    assert "m30" not in shipped(search, SCORES, "logit", "some", unrelated_above=0.2)
+    assert "m30" not in shipped(search, SCORES, "logit", "some")
+    # a standout pick it does not call relevant (a logit below 0) still needs the fused order
+    shy = [score - 10.5 for score in SCORES]  # m30 and m3 at -0.5, the rest far below
+    assert "m30" not in shipped(search, shy, "logit", "some", unrelated_above=0.03)

@@ -461,8 +461,15 @@ def combine(memory: Any, search: Search) -> None:
         confident = [d for d, out in zip(read, flags) if out]
         if search.trust.say != calibration.FULL:
             # Some say: a pick must also be one the searches found near the top (the fused
-            # order's first AGREEMENT_DEPTH): the evidence of this search, beside its scores.
+            # order's first AGREEMENT_DEPTH): the evidence of this search, beside its scores;
+            # or, from a reranker that keeps the calibration's unrelated memories below the
+            # answer (an order, not noise), one it calls relevant itself.
             agreed = {store_search.doc_key(d) for d in search.fused[: fusion.AGREEMENT_DEPTH]}
+            if search.trust.keeps_unrelated_below:
+                sure = fusion.called_relevant(
+                    [score_of[store_search.doc_key(d)] for d in confident], search.scored.scale
+                )
+                agreed |= {store_search.doc_key(d) for d, yes in zip(confident, sure) if yes}
             confident = [d for d in confident if store_search.doc_key(d) in agreed]
         fused = [d for d in search.fused if store_search.doc_key(d) in kept]
         merged = fusion.combine(fused, confident, store_search.doc_key)

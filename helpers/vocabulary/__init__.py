@@ -176,10 +176,15 @@ def say_words(result: Trust, name: str) -> str:
     if result.say == "full":
         return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall"
     fully_where_words_lead = f"; {FULL_SAY_WHERE_WORDS_LEAD}" if result.full_where_words_lead else ""
+    # recall/pipeline.combine: a pick the searches found near the top, or one a reranker that
+    # keeps unrelated memories below the answer calls relevant itself
+    near_top = "its own searches found them near the top too" + (
+        " or it calls them relevant itself" if result.keeps_unrelated_below else ""
+    )
     if result.say == "some":
         return (
             f"{name} is trusted a little: {figures}; its picks that stand out may move the plugin's "
-            f"fused order only when its own searches found them near the top too{fully_where_words_lead}"
+            f"fused order only when {near_top}{fully_where_words_lead}"
         )
     if result.reranker is not None and result.embedder is not None and abs(result.reranker - result.embedder) < 0.02:
         why = "it orders like an embedding model, not a reranker"
@@ -195,7 +200,7 @@ def say_words(result: Trust, name: str) -> str:
         said += (
             f", except in {NEW_CHAT if result.full_where_words_lead else SOME_SAY_LENT_IN}: it is better than the "
             "embedder by more than a rerun could move it, and there its picks that stand out may move the fused "
-            f"order when its own searches found them near the top too{fully_where_words_lead}"
+            f"order when {near_top}{fully_where_words_lead}"
         )
     elif result.surely_better and result.unrelated_above is not None:
         said += (
