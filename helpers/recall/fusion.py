@@ -263,7 +263,7 @@ def make_room(
 
     def score(item: Any) -> float:
         value = score_of[key(item)]
-        return value if isinstance(value, (int, float)) and math.isfinite(value) else -math.inf
+        return value if _finite(value) else -math.inf
 
     chosen = sorted(candidates, key=score, reverse=True)[: max(room, 0)]  # stable: ties keep fused order
     stays = {key(item) for item in [*shown, *chosen]} | ({key(reserved)} if held else set())
