@@ -63,6 +63,9 @@ class Trust(Protocol):
     def surely_better(self) -> bool: ...
 
     @property
+    def keeps_unrelated_below(self) -> bool: ...
+
+    @property
     def lendable(self) -> bool: ...
 
     @property
