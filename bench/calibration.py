@@ -122,11 +122,10 @@ def write() -> None:
 def _measured(items, score) -> tuple[float, float | None]:
     """(MRR of the answer among each item's candidates, the share of its unrelated memories
     scored at or above the answer), as calibration.measure reads a scorer's answers."""
-    from helpers.scoring.calibration import reciprocal_rank, unrelated_above
+    from helpers.scoring.calibration import mean_reciprocal_rank, unrelated_above
 
     answers = [[float(x) for x in score(i.query, [*i.candidates, *i.unrelated])] for i in items]
-    mrr = sum(reciprocal_rank(a[: len(i.candidates)], i.answer) for a, i in zip(answers, items)) / len(items)
-    return mrr, unrelated_above(answers, items)
+    return mean_reciprocal_rank(answers, items), unrelated_above(answers, items)
 
 
 def _where_words_lead(trust) -> str:

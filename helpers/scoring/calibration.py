@@ -375,15 +375,20 @@ async def measure(
                 reason=words.calibration_short_answer(len(scores), sent),
                 **asked,
             )
-    mrr = sum(reciprocal_rank(list(s)[: len(i.candidates)], i.answer) for s, i in zip(answers, items)) / len(items)
     return Trust.from_figures(
-        mrr,
+        mean_reciprocal_rank(answers, items),
         embedder_mrr,
         embedder_name=embedder_name,
         seconds=seconds,
         unrelated_above=unrelated_above(answers, items),
         **asked,
     )
+
+
+def mean_reciprocal_rank(answers: Sequence[Sequence[float]], items: Sequence[Item]) -> float:
+    """The answer's reciprocal rank among each item's candidates (its unrelated memories,
+    sent after them, not counted), averaged over the items."""
+    return sum(reciprocal_rank(list(s)[: len(i.candidates)], i.answer) for s, i in zip(answers, items)) / len(items)
 
 
 def unrelated_above(answers: Sequence[Sequence[float]], items: Sequence[Item]) -> float | None:
