@@ -85,6 +85,7 @@ def shipped(search: dict, scores: list[float], scale: str, say: str, unrelated_a
         threshold=0.0,
         filter="area == 'solutions'" if area == "solutions" else "",
     )
+    run.new_chat, run.words_led = bool(search.get("new_chat")), bool(search.get("words_led"))
     run.fused = [by_id.get(d) or _Memory(d) for d in search["fused"]]
     # By place, as the fuse stage leaves them: what the policies order the fused order by.
     run.fused_scores = [float(len(run.fused) - place) for place in range(len(run.fused))]

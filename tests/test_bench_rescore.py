@@ -68,3 +68,34 @@ def test_some_say_also_takes_a_pick_the_reranker_calls_relevant_when_it_keeps_un
     # a standout pick it does not call relevant (a logit below 0) still needs the fused order
     shy = [score - 10.5 for score in SCORES]  # m30 and m3 at -0.5, the rest far below
     assert "m30" not in shipped(search, shy, "logit", "some", unrelated_above=0.03)
+
+
+def test_a_reranker_that_keeps_unrelated_below_and_calls_its_best_relevant_leads_a_new_chat():
+    # m3 and m30 at a logit of 10: called relevant. In a new chat's search (or a word-led
+    # one) its order leads (ties in pool order: m6, m13, m20 at 0.6), with some say or full;
+    # the host's first still keeps a place
+    search = {**_search(POOL, FUSED), "new_chat": True}
+    for say in ("some", "full"):
+        assert shipped(search, SCORES, "logit", say, unrelated_above=0.03) == ["m3", "m30", "m6", "m13", "m20"]
+        words_led = {**_search(POOL, FUSED), "words_led": True}
+        assert shipped(words_led, SCORES, "logit", say, unrelated_above=0.03) == ["m3", "m30", "m6", "m13", "m20"]
+    kept = shipped({**search, "host_first": "m1"}, SCORES, "logit", "full", unrelated_above=0.03)
+    assert kept == ["m3", "m30", "m6", "m13", "m1"]
+    # in a conversation (its query holds the conversation too): the standout rule
+    in_conversation = _search(POOL, FUSED)
+    assert shipped(in_conversation, SCORES, "logit", "full", unrelated_above=0.03) == ["m3", "m30", "m1", "m2", "m4"]
+    # no say, a reranker not known to keep unrelated memories below (or one that does not),
+    # or a best memory it does not call relevant: the standout rule, as before
+    assert shipped(search, SCORES, "logit", "none", unrelated_above=0.03) == FUSED[:5]
+    for unrelated_above in (None, 0.2):
+        assert shipped(search, SCORES, "logit", "full", unrelated_above=unrelated_above) == [
+            "m3",
+            "m30",
+            "m1",
+            "m2",
+            "m4",
+        ]
+    shy = [score - 10.5 for score in SCORES]
+    assert shipped(search, shy, "logit", "full", unrelated_above=0.03) == ["m3", "m30", "m1", "m2", "m4"]
+    # cosine and BM25 scales have no line between relevant and not: they never lead
+    assert shipped(search, SCORES, "bm25", "full", unrelated_above=0.03) != ["m3", "m30", "m6", "m13", "m20"]

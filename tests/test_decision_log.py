@@ -67,6 +67,11 @@ def test_a_recall_writes_ids_orders_and_scores_but_no_text_and_no_key(host, appl
         # The reranker's own order is its scores'; the order returned combines it with fusion.
         assert sorted(line["reranker_order"], key=lambda i: -line["scores"][i]) == line["reranker_order"]
         assert set(line["reranker_order"]) == set(stored)
+        # It calls its best memory relevant and keeps unrelated memories below the answer:
+        # its order leads (the host's first kept within the five slots)
+        assert line["reranker_led"] is True and max(line["scores"].values()) >= 0.5
+        shown = [i for i in line["reranked_order"][:5] if i != line["host_order"][0]]
+        assert shown == [i for i in line["reranker_order"] if i != line["host_order"][0]][: len(shown)]
         if apply:
             assert line["reranked_order"] == returned
         else:

@@ -119,20 +119,21 @@ def test_the_hosts_query_takes_part_when_its_utility_model_wrote_it(host):
     asyncio.run(main())
 
 
-def _scorer(boost: str | None, seed: int):
+def _scorer(boost: str | None, seed: int, boosted: float = -1.0):
     """A reranker with an opinion but no clear evidence: every memory at its own place of an
-    even spread of scores (an arbitrary order, different per seed), none far from the rest;
-    or, with ``boost``, one memory far above them all, the way a good cross-encoder scores
-    the one that answers."""
+    even spread of scores well below its line between relevant and not (an arbitrary order,
+    different per seed), none far from the rest; or, with ``boost``, one memory far above
+    them all (at ``boosted``, in logit units: by default still below that line; at 9 the way
+    a good cross-encoder scores the one that answers, called relevant)."""
     stored = set(USER_MEMORIES + FILLER + KNOWLEDGE)
 
     def score(query: str, document: str) -> float:
         if document not in stored:  # the connection probe: answered like an ordinary model
             return relevance(query, document)
         if boost is not None and document == boost:
-            return 9.0
+            return boosted
         place = int.from_bytes(hashlib.blake2b(f"{seed}|{document}".encode(), digest_size=4).digest(), "little")
-        return -4.0 + 4.0 * place / 2**32
+        return -12.0 + 4.0 * place / 2**32
 
     return score
 
@@ -168,5 +169,70 @@ def test_a_pick_that_stands_out_reaches_the_prompt_from_below_the_fused_order(ho
             got = texts((await host.recall(agent, PORT_QUESTION, []))["memories"][:5])
         assert got[0] == coffee or got[1] == coffee  # the better of its two places: first or second
         assert fused[0] in got[:2]
+
+    asyncio.run(main())
+
+
+def _chat_line(agent) -> str:
+    """The plugin's line on the chat's log item of the last recall."""
+    items = [i for i in agent.context.log.logs if i.type == "util" and "found" in i.heading]
+    return dict(items[-1].kvps)["reranker"]
+
+
+def test_a_reranker_that_calls_its_best_memory_relevant_leads_the_order(host):
+    """Where a reranker that keeps the calibration's unrelated memories below the answer
+    calls its best memory relevant, its own order leads the prompt; the host's own first
+    memory keeps its place in the slots, and the chat line says whose order it was."""
+    set_memory_config(host)
+
+    async def main():
+        agent, memory = await store_with_knowledge(host, filler=FILLER)
+        set_plugin(host)
+        host.toggle(False)
+        host_first = texts((await host.recall(agent, PORT_QUESTION, []))["memories"])[0]
+        host.toggle(True)
+        fused = texts((await host.recall(agent, PORT_QUESTION, []))["memories"])
+        coffee = USER_MEMORIES[6]
+        scorer = _scorer(coffee, 0, boosted=9.0)
+        with start("cohere", scorer=scorer) as server:
+            set_plugin(host, rerank_api="rerank", rerank_endpoint=server.url)
+            got = texts((await host.recall(agent, PORT_QUESTION, []))["memories"][:5])
+            line = _chat_line(agent)
+            # in a conversation its query holds the conversation too: the standout rule
+            conversation = [("user", "the homelab again"), ("ai", "Sure, what about it?")]
+            await host.recall(agent, PORT_QUESTION, conversation)
+            in_conversation = _chat_line(agent)
+        assert got[0] == coffee
+        others = [t for t in got if t != host_first]
+        assert others == sorted(others, key=lambda t: -scorer(PORT_QUESTION, t))  # its order, not the fused one
+        assert host_first in got or host_first in KNOWLEDGE  # the host's first is kept, unless Agent Zero's own
+        assert got != fused[:5]
+        assert host.import_plugin("helpers.vocabulary").RERANKER_LED in line
+        assert (
+            "reranked by" in in_conversation
+            and host.import_plugin("helpers.vocabulary").RERANKER_LED not in in_conversation
+        )
+
+    asyncio.run(main())
+
+
+def test_a_pick_below_the_relevant_line_does_not_lead(host):
+    """The same reranker scoring its pick below its own line between relevant and not: the
+    pick stands out and takes its place, the fused order's first five keep the rest, and the chat line
+    does not say the reranker's order led."""
+    set_memory_config(host)
+
+    async def main():
+        agent, memory = await store_with_knowledge(host, filler=FILLER)
+        set_plugin(host)
+        fused = texts((await host.recall(agent, PORT_QUESTION, []))["memories"])
+        coffee = USER_MEMORIES[6]
+        with start("cohere", scorer=_scorer(coffee, 0)) as server:
+            set_plugin(host, rerank_api="rerank", rerank_endpoint=server.url)
+            got = texts((await host.recall(agent, PORT_QUESTION, []))["memories"][:5])
+            line = _chat_line(agent)
+        assert coffee in got[:2]
+        assert len(set(got) - {coffee}) == 4 and set(got) - {coffee} <= set(fused[:5])  # the fused five keep the rest
+        assert host.import_plugin("helpers.vocabulary").RERANKER_LED not in line
 
     asyncio.run(main())

@@ -186,5 +186,9 @@ def test_a_reranker_with_no_say_is_told_where_recalls_still_ask_it():
     )
     assert vocabulary.FULL_SAY_WHERE_WORDS_LEAD in vocabulary.say_words(lendable, "BM25")
     assert "found them near the top too or it calls them relevant itself" in vocabulary.say_words(lendable, "BM25")
+    assert "in a new chat, where it calls its best memory relevant, its own order leads" in vocabulary.say_words(
+        lendable, "BM25"
+    )
     some = Trust("some", 0.72, 0.55, questions=70)  # not sent the unrelated memories (the utility model)
     assert vocabulary.say_words(some, "judge").endswith("its own searches found them near the top too")
+    assert "its own order leads" not in vocabulary.say_words(some, "judge")

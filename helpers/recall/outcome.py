@@ -45,6 +45,7 @@ class Outcome:
     shown: int = 0  # how many of the plugin's order reach (or would reach) the prompt
     dropped_by_floor: int = 0
     words_led: bool = False  # the message's words led the fused order (store_agreement.py)
+    reranker_led: bool = False  # the reranker's own order led: it called its best memory relevant
     scorer: Any = None  # the settings' scorer (scoring/scorers/), None: fusion alone; the words follow its declarations
     scored: bool = False  # the reranker answered with scores that tell memories apart
     scorer_ms: float | None = None  # how long it took to answer, when it was asked (not the score cache)

@@ -92,6 +92,7 @@ class Search:
     fused: list = field(default_factory=list)  # the fused order: the searches' hits above fused_threshold
     fused_scores: list = field(default_factory=list)
     words_led: bool = False  # the word list led the fused order (store_agreement.py)
+    reranker_led: bool = False  # the reranker's own order led: it called its best memory relevant (combine)
     new_chat: bool = False  # a recall of the chat's first message: nothing was said before it (plan)
     pool: list = field(default_factory=list)  # the whole pool the reranker reads, fused order first
     rerank_query: str = ""
@@ -418,6 +419,23 @@ def has_say(search: Search) -> bool:
     return search.scored is not None and search.trust is not None and search.trust.has_say
 
 
+def reranker_leads(search: Search) -> bool:
+    """The reranker's own order leads this search: a search of what the user asked alone (a
+    new chat's, or one whose words lead: its query is a question, what a reranker was
+    trained on, not a question in a conversation's text), where it has a say, keeps the
+    calibration's unrelated memories below the answer (an order, not noise), and calls the
+    best memory of this pool relevant in its own terms (fusion.called_relevant). Where a
+    trained reranker knows the material it says so, and its order then beats the fused one
+    by far (LoCoMo); where it does not (the own bench: its best is rarely called relevant),
+    the standout rule keeps the fused order's evidence. docs/relevance.md."""
+    return (
+        (search.new_chat or search.words_led)
+        and has_say(search)
+        and search.trust.keeps_unrelated_below
+        and any(fusion.called_relevant(search.scored.scores, search.scored.scale))
+    )
+
+
 def apply_policies(memory: Any, search: Search) -> None:
     """The floor, recency and diversity on the reranker's order, or on the fused one."""
     similarities = lambda docs: store_search.similarity_matrix(memory, docs)  # noqa: E731
@@ -443,7 +461,8 @@ def apply_policies(memory: Any, search: Search) -> None:
 
 
 def combine(memory: Any, search: Search) -> None:
-    """The prompt's order. With a reranker's scores: its picks that stand out from the pool
+    """The prompt's order. With a reranker's scores that lead (reranker_leads): its order.
+    With a say that does not lead: its picks that stand out from the pool
     (fusion.standing_out) take the better of their two places against the fused order, so
     a weak reranker's noise cannot push out what the searches found; the fused memories
     they push out of the slots are the ones it scored lowest (fusion.make_room); the rest
@@ -453,7 +472,11 @@ def combine(memory: Any, search: Search) -> None:
     about_agent_zero = texts.names_agent_zero(search.call.message or "")
     first = search.host_first
     keeps_first = first is not None and (about_agent_zero or not store_search.is_knowledge(first))
-    if has_say(search) and docs:
+    if has_say(search) and docs and reranker_leads(search):
+        # Its order as the policies left it (memories it did not read follow in their
+        # fused places); the host's first and the knowledge files are placed below as ever.
+        search.reranker_led = True
+    elif has_say(search) and docs:
         kept = {store_search.doc_key(d) for d in docs}  # what the floor kept holds for both
         score_of = {store_search.doc_key(d): s for d, s in zip(search.pool, search.scored.scores)}
         read = [d for d in docs if store_search.doc_key(d) in score_of]  # unjudged ones never stand out
@@ -531,6 +554,7 @@ def outcome_of(search: Search) -> outcome.Outcome:
         shown=len(search.docs[: search.slots]),
         dropped_by_floor=search.dropped_by_floor,
         words_led=search.words_led,
+        reranker_led=search.reranker_led,
         scorer=search.choice.scorer if search.choice is not None else None,
         scored=scored is not None,
         scorer_ms=scored.latency_ms if scored is not None else None,
@@ -561,6 +585,7 @@ def decision_line(search: Search, done: outcome.Outcome) -> dict[str, Any]:
         plugin_order=ids(search.docs),
         reranker_order=ids(search.after_policies) if has_say(search) else [],
         reranker_say=done.trust.say if done.trust is not None else "",
+        reranker_led=done.reranker_led,
         scores=scored.scores if scored is not None else [],
         reranker_unavailable=done.failure.reason if done.failure is not None else "",
         latency_ms=done.latency_ms,

@@ -47,6 +47,7 @@ def line(
     plugin_order: Sequence[str],
     reranker_order: Sequence[str],
     reranker_say: str,
+    reranker_led: bool,
     scores: Sequence[float],
     reranker_unavailable: str,
     latency_ms: float,
@@ -67,6 +68,7 @@ def line(
         "reranked_order": list(plugin_order),  # what the plugin returns (or would)
         "reranker_order": list(reranker_order),
         "reranker_say": reranker_say,
+        "reranker_led": reranker_led,  # its own order led: it called its best memory relevant
         "scores": dict(zip(pool, (round(s, 6) for s in scores))),
         "reranker_unavailable": reranker_unavailable,
         "latency_ms": latency_ms,

@@ -173,8 +173,14 @@ def say_words(result: Trust, name: str) -> str:
         f"on {result.questions} calibration questions it scored {result.reranker:.2f} (1.00: the answer always "
         f"first), {result.embedder_name} {result.embedder:.2f} ({result.calls} calls, {result.seconds:.1f} s)"
     )
+    # recall/pipeline.reranker_leads: an order, not noise, that calls its best memory relevant
+    leads = (
+        "; in a new chat, where it calls its best memory relevant, its own order leads"
+        if result.keeps_unrelated_below
+        else ""
+    )
     if result.say == "full":
-        return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall"
+        return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall{leads}"
     fully_where_words_lead = f"; {FULL_SAY_WHERE_WORDS_LEAD}" if result.full_where_words_lead else ""
     # recall/pipeline.combine: a pick the searches found near the top, or one a reranker that
     # keeps unrelated memories below the answer calls relevant itself
@@ -184,7 +190,7 @@ def say_words(result: Trust, name: str) -> str:
     if result.say == "some":
         return (
             f"{name} is trusted a little: {figures}; its picks that stand out may move the plugin's "
-            f"fused order only when {near_top}{fully_where_words_lead}"
+            f"fused order only when {near_top}{leads}{fully_where_words_lead}"
         )
     if result.reranker is not None and result.embedder is not None and abs(result.reranker - result.embedder) < 0.02:
         why = "it orders like an embedding model, not a reranker"
@@ -200,7 +206,7 @@ def say_words(result: Trust, name: str) -> str:
         said += (
             f", except in {NEW_CHAT if result.full_where_words_lead else SOME_SAY_LENT_IN}: it is better than the "
             "embedder by more than a rerun could move it, and there its picks that stand out may move the fused "
-            f"order when {near_top}{fully_where_words_lead}"
+            f"order when {near_top}{leads}{fully_where_words_lead}"
         )
     elif result.surely_better and result.unrelated_above is not None:
         said += (
@@ -386,6 +392,8 @@ def chat_head(done: Outcome) -> str:
     return head
 
 
+# The reranker's own order led: it called its best memory relevant (recall/pipeline.reranker_leads).
+RERANKER_LED = "in the reranker's own order (it called its best memory relevant)"
 # A store whose embedder misses what the message's words find (recall/store_agreement.py).
 WORDS_LED = "the message's words leading (in this store the embedder misses what they find)"
 
@@ -406,6 +414,8 @@ def chat_part(done: Outcome) -> str:
         text += ", the first one would change" if top_changed else ", the same first one"
     if done.words_led:
         text += f", {WORDS_LED}"
+    if done.reranked and done.reranker_led:
+        text += f", {RERANKER_LED}"
     if done.scorer is not None and done.scorer.asks_utility_model and done.scored:
         if done.same_call:
             text += ", judged in the same call"

@@ -101,6 +101,7 @@ class Outcome(Protocol):
     dropped_by_floor: int
     changes: Changes | None
     words_led: bool
+    reranker_led: bool
     same_call: bool
     scorer_ms: float | None
 
