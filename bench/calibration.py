@@ -119,13 +119,18 @@ def write() -> None:
 
 
 # --- measuring ------------------------------------------------------------------------------
-def _measured(items, score) -> tuple[float, float | None]:
-    """(MRR of the answer among each item's candidates, the share of its unrelated memories
-    scored at or above the answer), as calibration.measure reads a scorer's answers."""
-    from helpers.scoring.calibration import mean_reciprocal_rank, unrelated_above
+def _measured(items, score, scale: str | None = None) -> tuple[float, float | None, float | None]:
+    """(MRR of the answer among each item's candidates, the shares of its unrelated memories
+    scored at or above the answer and called relevant on ``scale``), as calibration.measure
+    reads a scorer's answers."""
+    from helpers.scoring.calibration import mean_reciprocal_rank, unrelated_above, unrelated_called_relevant
 
     answers = [[float(x) for x in score(i.query, [*i.candidates, *i.unrelated])] for i in items]
-    return mean_reciprocal_rank(answers, items), unrelated_above(answers, items)
+    return (
+        mean_reciprocal_rank(answers, items),
+        unrelated_above(answers, items),
+        unrelated_called_relevant(answers, items, scale),
+    )
 
 
 def _where_words_lead(trust) -> str:
@@ -165,31 +170,43 @@ def measure(local: str | None = None) -> dict:
 
         encoder = CrossEncoder(local, device="cpu")
         rows[f"cross-encoder {Path(local).name}"] = _measured(
-            items, lambda q, c: [float(s) for s in encoder.predict([(q, t) for t in c])]
+            items, lambda q, c: [float(s) for s in encoder.predict([(q, t) for t in c])], "probability"
         )
     embedder = rows["Agent Zero's embedder (all-MiniLM-L6-v2)"][0]
     out = {"items": len(items), "embedder": round(embedder, 3), "scorers": {}, "noise": {}}
-    for name, (mrr, unrelated) in rows.items():
-        trust = calibration.Trust.from_figures(mrr, embedder, questions=len(items), unrelated_above=unrelated)
+    for name, (mrr, unrelated, called) in rows.items():
+        trust = calibration.Trust.from_figures(
+            mrr, embedder, questions=len(items), unrelated_above=unrelated, unrelated_relevant=called
+        )
         out["scorers"][name] = {
             "mrr": round(mrr, 3),
             "say": trust.say,
             "unrelated_above": None if unrelated is None else round(unrelated, 3),
+            "unrelated_relevant": None if called is None else round(called, 3),
+            "means_relevant": trust.means_relevant,
             "where_words_lead": _where_words_lead(trust),
         }
     for sigma in (1.0, 2.0, 3.0, 4.0, 6.0):
-        runs = [_measured(items, _noisy(sigma, seed)) for seed in range(NOISE_RUNS)]
-        trusts = [calibration.Trust.from_figures(m, embedder, questions=len(items), unrelated_above=u) for m, u in runs]
+        runs = [_measured(items, _noisy(sigma, seed), "logit") for seed in range(NOISE_RUNS)]
+        trusts = [
+            calibration.Trust.from_figures(m, embedder, questions=len(items), unrelated_above=u, unrelated_relevant=r)
+            for m, u, r in runs
+        ]
         says = [t.say for t in trusts]
         led = [_where_words_lead(t) for t in trusts]
-        shares = [u for _, u in runs if u is not None]
+        shares = [u for _, u, _ in runs if u is not None]
+        called = [r for _, _, r in runs if r is not None]
         out["noise"][f"σ{sigma:g}"] = {
-            "mean": round(statistics.mean(m for m, _ in runs), 3),
-            "sd": round(statistics.pstdev(m for m, _ in runs), 3),
+            "mean": round(statistics.mean(m for m, _, _ in runs), 3),
+            "sd": round(statistics.pstdev(m for m, _, _ in runs), 3),
             **{s: round(says.count(s) / len(says), 3) for s in ("none", "some", "full")},
             "unrelated_above": round(statistics.mean(shares), 3) if shares else None,
             "unrelated_above_min": round(min(shares), 3) if shares else None,
             "full_where_words_lead": round(led.count("full") / len(led), 3),
+            "unrelated_relevant": round(statistics.mean(called), 3) if called else None,
+            "unrelated_relevant_min": round(min(called), 3) if called else None,
+            "keeps_below": round(sum(t.keeps_unrelated_below for t in trusts) / len(trusts), 3),
+            "means_relevant": round(sum(t.means_relevant for t in trusts) / len(trusts), 3),
         }
     return out
 
@@ -214,18 +231,21 @@ def main(argv=None) -> None:
     for name, row in result["scorers"].items():
         print(
             f"  {name:45} MRR {row['mrr']:.3f}  say {row['say']}  unrelated at or above the answer "
-            f"{row['unrelated_above']}  where the words lead: {row['where_words_lead']}"
+            f"{row['unrelated_above']}, called relevant {row['unrelated_relevant']} (its line read: "
+            f"{row['means_relevant']})  where the words lead: {row['where_words_lead']}"
         )
     print(
         f"noise on the oracle's logit (±2), {NOISE_RUNS} runs each: MRR mean ± sd, share of runs per say; the share "
-        "of unrelated memories at or above the answer (mean, lowest run); share of runs with full say where the "
-        "words lead"
+        "of unrelated memories at or above the answer (mean, lowest run) and called relevant (a logit of 0 or more); "
+        "share of runs with full say where the words lead, that keep them below, whose line can be read"
     )
     for name, row in result["noise"].items():
         print(
             f"  {name:5} {row['mean']:.3f} ± {row['sd']:.3f}   none {row['none']:.2f}  some {row['some']:.2f}  full "
             f"{row['full']:.2f}   unrelated {row['unrelated_above']} (lowest {row['unrelated_above_min']})   "
-            f"full where the words lead {row['full_where_words_lead']:.2f}"
+            f"full where the words lead {row['full_where_words_lead']:.2f}   called relevant "
+            f"{row['unrelated_relevant']} (lowest {row['unrelated_relevant_min']})   "
+            f"keep below {row['keeps_below']:.2f}   line read {row['means_relevant']:.2f}"
         )
     if not math.isfinite(result["embedder"]):
         raise SystemExit(1)

@@ -35,15 +35,23 @@ SAYS = ("none", "some", "full", "alone", "earned")
 # "earned" row (calibration.lend_say in a new chat's search and where its words led).
 CALIBRATED_MRR, CALIBRATED_EMBEDDER_MRR, CALIBRATED_QUESTIONS = 0.633, 0.546, 70
 CALIBRATED_UNRELATED_ABOVE = 0.033
+CALIBRATED_UNRELATED_RELEVANT = 0.0  # the share of them it calls relevant (none of 210)
 
 
 def earned_say(
-    search: dict, mrr: float, embedder_mrr: float, questions: int, unrelated_above: float | None = None
+    search: dict,
+    mrr: float,
+    embedder_mrr: float,
+    questions: int,
+    unrelated_above: float | None = None,
+    unrelated_relevant: float | None = None,
 ) -> str:
     """The say the calibration's figures give the model in this recorded search."""
     from helpers.scoring import calibration
 
-    trust = calibration.Trust.from_figures(mrr, embedder_mrr, questions=questions, unrelated_above=unrelated_above)
+    trust = calibration.Trust.from_figures(
+        mrr, embedder_mrr, questions=questions, unrelated_above=unrelated_above, unrelated_relevant=unrelated_relevant
+    )
     return calibration.lend_say(
         trust, new_chat=bool(search.get("new_chat")), words_led=bool(search.get("words_led"))
     ).say
@@ -58,7 +66,14 @@ class _Memory:
         self.metadata = {"id": corpus_id, "knowledge_source": corpus_id.startswith("k:")}
 
 
-def shipped(search: dict, scores: list[float], scale: str, say: str, unrelated_above: float | None = None) -> list[str]:
+def shipped(
+    search: dict,
+    scores: list[float],
+    scale: str,
+    say: str,
+    unrelated_above: float | None = None,
+    unrelated_relevant: float | None = None,
+) -> list[str]:
     """The memories the prompt gets (the first ``slots``) with ``say``: the recorded search
     put through the pipeline's own last stages (policies, combine) with the policies'
     default settings; ``alone`` is the reranker's own order. ``unrelated_above``: the share
@@ -92,7 +107,7 @@ def shipped(search: dict, scores: list[float], scale: str, say: str, unrelated_a
     run.pool = pool
     run.found = store_search.Found(host_result=[_Memory(search["host_first"])] if search["host_first"] else [])
     run.scored = Scored(list(scores), scale, None)
-    run.trust = calibration.Trust(say, unrelated_above=unrelated_above)
+    run.trust = calibration.Trust(say, unrelated_above=unrelated_above, unrelated_relevant=unrelated_relevant)
     pipeline.apply_policies(None, run)
     pipeline.combine(None, run)
     return [d.metadata["id"] for d in run.docs[: run.slots]]
@@ -114,11 +129,12 @@ def rescore(
     scale: str,
     max_query_chars: int,
     limit: int | None,
-    calibrated: tuple[float, float, int, float | None] = (
+    calibrated: tuple[float, float, int, float | None, float | None] = (
         CALIBRATED_MRR,
         CALIBRATED_EMBEDDER_MRR,
         CALIBRATED_QUESTIONS,
         CALIBRATED_UNRELATED_ABOVE,
+        CALIBRATED_UNRELATED_RELEVANT,
     ),
     kept_scores: dict[str, list[float]] | None = None,
 ) -> dict:
@@ -153,7 +169,7 @@ def rescore(
                 )
             for say in SAYS:
                 as_said = earned_say(search, *calibrated) if say == "earned" else say
-                shown[say] |= set(shipped(search, scores, scale, as_said, calibrated[3]))
+                shown[say] |= set(shipped(search, scores, scale, as_said, *calibrated[3:]))
         for say in SAYS:
             answered = bool(shown[say] & set(q["relevant"]))
             for cls in q["classes"]:
@@ -197,12 +213,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--calibrated",
-        nargs=4,
+        nargs=5,
         type=float,
-        metavar=("MRR", "EMBEDDER_MRR", "QUESTIONS", "UNRELATED_ABOVE"),
-        default=(CALIBRATED_MRR, CALIBRATED_EMBEDDER_MRR, CALIBRATED_QUESTIONS, CALIBRATED_UNRELATED_ABOVE),
-        help="the model's and the embedder's MRR on the calibration set, its size, and the share of its unrelated "
-        "memories the model scores at or above the answer: the earned row's say",
+        metavar=("MRR", "EMBEDDER_MRR", "QUESTIONS", "UNRELATED_ABOVE", "UNRELATED_RELEVANT"),
+        default=(
+            CALIBRATED_MRR,
+            CALIBRATED_EMBEDDER_MRR,
+            CALIBRATED_QUESTIONS,
+            CALIBRATED_UNRELATED_ABOVE,
+            CALIBRATED_UNRELATED_RELEVANT,
+        ),
+        help="the model's and the embedder's MRR on the calibration set, its size, and the shares of its unrelated "
+        "memories the model scores at or above the answer and calls relevant: the earned row's say",
     )
     args = parser.parse_args(argv)
     with open(args.dump, encoding="utf-8") as fh:
@@ -229,9 +251,16 @@ def main(argv: list[str] | None = None) -> None:
     kept: dict[str, list[float]] = {}
     if args.scores and Path(args.scores).exists():
         kept = json.loads(Path(args.scores).read_text(encoding="utf-8"))
-    mrr, embedder_mrr, questions, unrelated = args.calibrated
+    mrr, embedder_mrr, questions, unrelated, called = args.calibrated
     result = rescore(
-        dump, name, model, scale, args.max_query_chars, args.limit, (mrr, embedder_mrr, int(questions), unrelated), kept
+        dump,
+        name,
+        model,
+        scale,
+        args.max_query_chars,
+        args.limit,
+        (mrr, embedder_mrr, int(questions), unrelated, called),
+        kept,
     )
     if args.scores:
         Path(args.scores).write_text(json.dumps(kept), encoding="utf-8")

@@ -56,18 +56,20 @@ def test_the_hosts_first_takes_one_of_the_places_the_picks_leave():
     assert shipped_full == ["m3", "m30", "m2", "m4", "m20"]
 
 
-def test_some_say_also_takes_a_pick_the_reranker_calls_relevant_when_it_keeps_unrelated_below():
+def test_some_say_also_takes_a_pick_the_reranker_calls_relevant_when_its_line_can_be_read():
     # m30, deep in the pool, stands out at a logit of 10: the model calls it relevant. From a
-    # reranker that kept the calibration's unrelated memories below the answer it comes in
-    # with some say; from one that did not (or was not asked them), only the fused order's
-    # first 20 count
+    # reranker that kept the calibration's unrelated memories below the answer and called
+    # none of them relevant it comes in with some say; from one that did not (or was not
+    # asked them), only the fused order's first 20 count
     search = _search(POOL, FUSED)
-    assert "m30" in shipped(search, SCORES, "logit", "some", unrelated_above=0.03)
+    assert "m30" in shipped(search, SCORES, "logit", "some", unrelated_above=0.03, unrelated_relevant=0.0)
     assert "m30" not in shipped(search, SCORES, "logit", "some", unrelated_above=0.2)
+    # one that calls the unrelated memories relevant too: its line cannot be read
+    assert "m30" not in shipped(search, SCORES, "logit", "some", unrelated_above=0.03, unrelated_relevant=0.16)
     assert "m30" not in shipped(search, SCORES, "logit", "some")
     # a standout pick it does not call relevant (a logit below 0) still needs the fused order
     shy = [score - 10.5 for score in SCORES]  # m30 and m3 at -0.5, the rest far below
-    assert "m30" not in shipped(search, shy, "logit", "some", unrelated_above=0.03)
+    assert "m30" not in shipped(search, shy, "logit", "some", unrelated_above=0.03, unrelated_relevant=0.0)
 
 
 def test_a_reranker_that_keeps_unrelated_below_and_calls_its_best_relevant_leads_a_new_chat():
@@ -76,17 +78,40 @@ def test_a_reranker_that_keeps_unrelated_below_and_calls_its_best_relevant_leads
     # the host's first still keeps a place
     search = {**_search(POOL, FUSED), "new_chat": True}
     for say in ("some", "full"):
-        assert shipped(search, SCORES, "logit", say, unrelated_above=0.03) == ["m3", "m30", "m6", "m13", "m20"]
+        assert shipped(search, SCORES, "logit", say, unrelated_above=0.03, unrelated_relevant=0.0) == [
+            "m3",
+            "m30",
+            "m6",
+            "m13",
+            "m20",
+        ]
         words_led = {**_search(POOL, FUSED), "words_led": True}
-        assert shipped(words_led, SCORES, "logit", say, unrelated_above=0.03) == ["m3", "m30", "m6", "m13", "m20"]
-    kept = shipped({**search, "host_first": "m1"}, SCORES, "logit", "full", unrelated_above=0.03)
+        assert shipped(words_led, SCORES, "logit", say, unrelated_above=0.03, unrelated_relevant=0.0) == [
+            "m3",
+            "m30",
+            "m6",
+            "m13",
+            "m20",
+        ]
+    kept = shipped(
+        {**search, "host_first": "m1"}, SCORES, "logit", "full", unrelated_above=0.03, unrelated_relevant=0.0
+    )
     assert kept == ["m3", "m30", "m6", "m13", "m1"]
     # in a conversation (its query holds the conversation too): the standout rule
     in_conversation = _search(POOL, FUSED)
-    assert shipped(in_conversation, SCORES, "logit", "full", unrelated_above=0.03) == ["m3", "m30", "m1", "m2", "m4"]
+    assert shipped(in_conversation, SCORES, "logit", "full", unrelated_above=0.03, unrelated_relevant=0.0) == [
+        "m3",
+        "m30",
+        "m1",
+        "m2",
+        "m4",
+    ]
     # no say, a reranker not known to keep unrelated memories below (or one that does not),
-    # or a best memory it does not call relevant: the standout rule, as before
-    assert shipped(search, SCORES, "logit", "none", unrelated_above=0.03) == FUSED[:5]
+    # one that calls them relevant too (noise of σ 2), or a best memory it does not call
+    # relevant: the standout rule, as before
+    noisy = shipped(search, SCORES, "logit", "full", unrelated_above=0.03, unrelated_relevant=0.16)
+    assert noisy == ["m3", "m30", "m1", "m2", "m4"]
+    assert shipped(search, SCORES, "logit", "none", unrelated_above=0.03, unrelated_relevant=0.0) == FUSED[:5]
     for unrelated_above in (None, 0.2):
         assert shipped(search, SCORES, "logit", "full", unrelated_above=unrelated_above) == [
             "m3",
@@ -96,6 +121,18 @@ def test_a_reranker_that_keeps_unrelated_below_and_calls_its_best_relevant_leads
             "m4",
         ]
     shy = [score - 10.5 for score in SCORES]
-    assert shipped(search, shy, "logit", "full", unrelated_above=0.03) == ["m3", "m30", "m1", "m2", "m4"]
+    assert shipped(search, shy, "logit", "full", unrelated_above=0.03, unrelated_relevant=0.0) == [
+        "m3",
+        "m30",
+        "m1",
+        "m2",
+        "m4",
+    ]
     # cosine and BM25 scales have no line between relevant and not: they never lead
-    assert shipped(search, SCORES, "bm25", "full", unrelated_above=0.03) != ["m3", "m30", "m6", "m13", "m20"]
+    assert shipped(search, SCORES, "bm25", "full", unrelated_above=0.03, unrelated_relevant=0.0) != [
+        "m3",
+        "m30",
+        "m6",
+        "m13",
+        "m20",
+    ]

@@ -92,6 +92,10 @@ def test_test_connection_says_how_much_each_reranker_is_trusted_with_its_figures
     sentences = [r["trust_text"] for r in (strong, alike, lexical)]
     assert len(set(sentences)) == 3
     assert strong["trust"]["say"] == "full" and strong["trust"]["reranker_mrr"] == 1.0
+    # its line between relevant and not is read from its probe's scale: it calls none of the
+    # unrelated memories relevant; an embedding model's cosines and BM25 have no such line
+    assert strong["trust"]["unrelated_relevant"] == 0.0 and strong["trust"]["means_relevant"] is True
+    assert alike["trust"]["means_relevant"] is False and lexical["trust"]["unrelated_relevant"] is None
     n = len(calibration.ITEMS)
     assert sentences[0].startswith(f"your TEI server is trusted fully: on {n} calibration questions it scored 1.00")
     assert alike["trust"]["say"] == "none" and alike["trust"]["reranker_mrr"] == pytest.approx(embedder_mrr, abs=1e-3)
@@ -366,6 +370,28 @@ def test_the_unrelated_share_counts_ties_and_non_numbers_against_the_answer():
     assert calibration.unrelated_above([[1.0, 0.0, 1.0, float("nan")], [1.0]], items) == 1.0
     assert calibration.unrelated_above([[float("nan"), 0.0, 0.1, 0.2], [1.0]], items) == 1.0
     assert calibration.unrelated_above([[1.0]], items[1:]) is None  # none sent: unknown, never "clean"
+
+
+def test_the_share_called_relevant_reads_the_scale_and_only_an_order_is_read_by_its_line():
+    items = [calibration.Item("t", "q", ("a", "b"), 0, ("x", "y")), calibration.Item("t", "q2", ("a",), 0, ("z",))]
+    answers = [[0.99, 0.2, 0.6, 0.01], [0.9, float("nan")]]
+    assert calibration.unrelated_called_relevant(answers, items, "probability") == pytest.approx(1 / 3)
+    assert calibration.unrelated_called_relevant([[9.0, 0.0, 0.0, -3.0], [9.0, -1.0]], items, "logit") == pytest.approx(
+        1 / 3
+    )
+    for no_line in ("cosine", "bm25", None):  # a scale with no line between relevant and not says nothing
+        assert calibration.unrelated_called_relevant(answers, items, no_line) is None
+    assert (
+        calibration.unrelated_called_relevant([[1.0, 0.0]], [calibration.Item("t", "q", ("a", "b"), 0)], "logit")
+        is None
+    )
+    trained = calibration.Trust("none", 0.633, 0.546, questions=70, unrelated_above=0.033, unrelated_relevant=0.0)
+    assert trained.means_relevant
+    assert not replace(trained, unrelated_relevant=0.16).means_relevant  # noise of σ 2: it calls many relevant
+    assert replace(trained, unrelated_relevant=calibration.UNRELATED_RELEVANT_AT_MOST).means_relevant  # at the bar
+    assert not replace(trained, unrelated_relevant=None).means_relevant  # no line, or not sent them
+    assert not replace(trained, unrelated_above=0.2).means_relevant  # an order first
+    assert trained.as_dict()["means_relevant"] is True and trained.as_dict()["unrelated_relevant"] == 0.0
 
 
 def test_a_reranker_surely_better_than_the_embedder_has_some_say_in_a_new_chat(host):

@@ -276,7 +276,7 @@ def test_keep_first_moves_the_hosts_first_into_the_last_slot_only_when_it_is_bel
 
 
 def test_called_relevant_is_the_models_own_line_and_other_scales_say_nothing():
-    from helpers.recall.fusion import called_relevant
+    from helpers.scoring.relevant_line import called_relevant
 
     assert called_relevant([0.5, 0.49, 0.99, float("nan")], "probability") == [True, False, True, False]
     assert called_relevant([0.0, -0.01, 7.0, float("inf")], "logit") == [True, False, True, False]

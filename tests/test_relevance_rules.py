@@ -10,6 +10,7 @@ import hashlib
 import yaml
 
 from tests.servers import relevance, start
+from tests.servers.scoring import calibration_label
 
 GRAFANA = "grafana on atlas listens on port 3000 behind the caddy proxy"
 USER_MEMORIES = [
@@ -119,16 +120,18 @@ def test_the_hosts_query_takes_part_when_its_utility_model_wrote_it(host):
     asyncio.run(main())
 
 
+STORED = set(USER_MEMORIES + FILLER + KNOWLEDGE)
+
+
 def _scorer(boost: str | None, seed: int, boosted: float = -1.0):
     """A reranker with an opinion but no clear evidence: every memory at its own place of an
     even spread of scores well below its line between relevant and not (an arbitrary order,
     different per seed), none far from the rest; or, with ``boost``, one memory far above
     them all (at ``boosted``, in logit units: by default still below that line; at 9 the way
     a good cross-encoder scores the one that answers, called relevant)."""
-    stored = set(USER_MEMORIES + FILLER + KNOWLEDGE)
 
     def score(query: str, document: str) -> float:
-        if document not in stored:  # the connection probe: answered like an ordinary model
+        if document not in STORED:  # the connection probe: answered like an ordinary model
             return relevance(query, document)
         if boost is not None and document == boost:
             return boosted
@@ -212,6 +215,35 @@ def test_a_reranker_that_calls_its_best_memory_relevant_leads_the_order(host):
             "reranked by" in in_conversation
             and host.import_plugin("helpers.vocabulary").RERANKER_LED not in in_conversation
         )
+
+    asyncio.run(main())
+
+
+def test_a_reranker_that_calls_everything_relevant_does_not_lead(host):
+    """A reranker that ranks the calibration's answers first but calls its memories about
+    something else entirely relevant too (its line says nothing, as noise's does): its
+    scores of this recall are those of the one above that leads, yet the standout rule
+    stands and the chat line does not say it led."""
+    set_memory_config(host)
+    coffee = USER_MEMORIES[6]
+    leading = _scorer(coffee, 0, boosted=9.0)
+
+    def everything_relevant(query: str, document: str) -> float:
+        score = leading(query, document)
+        if document in STORED or calibration_label(query, document):  # the store's, and the answers
+            return score
+        return max(score, 1.0)  # the calibration's other memories and the probe's: "relevant"
+
+    async def main():
+        agent, memory = await store_with_knowledge(host, filler=FILLER)
+        set_plugin(host)
+        fused = texts((await host.recall(agent, PORT_QUESTION, []))["memories"])
+        with start("cohere", scorer=everything_relevant) as server:
+            set_plugin(host, rerank_api="rerank", rerank_endpoint=server.url)
+            got = texts((await host.recall(agent, PORT_QUESTION, []))["memories"][:5])
+            line = _chat_line(agent)
+        assert "reranked by" in line and host.import_plugin("helpers.vocabulary").RERANKER_LED not in line
+        assert coffee in got[:2] and set(got) - {coffee} <= set(fused[:5])
 
     asyncio.run(main())
 

@@ -185,10 +185,13 @@ def test_a_reranker_with_no_say_is_told_where_recalls_still_ask_it():
         f"so recalls ask it only in {vocabulary.SOME_SAY_LENT_IN}"
     )
     assert vocabulary.FULL_SAY_WHERE_WORDS_LEAD in vocabulary.say_words(lendable, "BM25")
-    assert "found them near the top too or it calls them relevant itself" in vocabulary.say_words(lendable, "BM25")
-    assert "in a new chat, where it calls its best memory relevant, its own order leads" in vocabulary.say_words(
-        lendable, "BM25"
-    )
+    # its line between relevant and not is read only when it calls few unrelated memories relevant
+    assert "it calls them relevant itself" not in vocabulary.say_words(lendable, "BM25")
+    assert "its own order leads" not in vocabulary.say_words(lendable, "BM25")
+    reads = dataclasses.replace(lendable, unrelated_relevant=0.0)
+    assert "found them near the top too or it calls them relevant itself" in vocabulary.say_words(reads, "BM25")
+    leads = "in a new chat, where it calls its best memory relevant, its own order leads"
+    assert leads in vocabulary.say_words(reads, "BM25")
     some = Trust("some", 0.72, 0.55, questions=70)  # not sent the unrelated memories (the utility model)
     assert vocabulary.say_words(some, "judge").endswith("its own searches found them near the top too")
     assert "its own order leads" not in vocabulary.say_words(some, "judge")

@@ -31,10 +31,7 @@ STANDOUT = 0.9
 # the tuning material: noise of σ 4 then never costs a class, a perfect reranker (full say)
 # is not held by it.
 AGREEMENT_DEPTH = 20
-# ... or one the reranker itself calls relevant: a probability of at least this (a logit of
-# at least 0), the model's own line between relevant and not. Not tuned: 0.3 to 0.9 measured
-# alike on the tuning halves (docs/relevance.md).
-RELEVANT_AT_LEAST = 0.5
+# ... or one the reranker itself calls relevant (scoring/relevant_line.py).
 
 
 def fuse(lists: Sequence[Sequence[Any]], key: Callable[[Any], Hashable], k: float = RRF_K) -> list[tuple[Any, float]]:
@@ -191,17 +188,6 @@ def _pstdev(values: Sequence[float]) -> float:
     fractions: a tenth of a millisecond for a pool of 60, on every search)."""
     mean = math.fsum(values) / len(values)
     return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
-
-
-def called_relevant(scores: Sequence[float], scale: str) -> list[bool]:
-    """Which scores say "relevant" in the model's own terms: a probability of at least
-    RELEVANT_AT_LEAST, or a logit of at least its log-odds (0). Other scales (cosine, BM25,
-    the fused order's) have no such line: they say nothing."""
-    if scale == "probability":
-        return [_finite(s) and s >= RELEVANT_AT_LEAST for s in scores]
-    if scale == "logit":
-        return [_finite(s) and s >= _logit(RELEVANT_AT_LEAST) for s in scores]
-    return [False] * len(scores)
 
 
 def _finite(x: Any) -> bool:

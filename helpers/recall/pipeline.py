@@ -32,7 +32,7 @@ from ..deadline import Deadline
 from .. import vocabulary
 from ..errors import DeadlineExceeded
 from ..report import changes, decision_log
-from ..scoring import calibration, probing, query_budget, scorers
+from ..scoring import calibration, probing, query_budget, relevant_line, scorers
 from ..scoring.client import scrub
 from ..scoring.redaction import redact
 from ..scoring.score import Scored, earned_say, may_be_asked, score_documents
@@ -423,16 +423,17 @@ def reranker_leads(search: Search) -> bool:
     """The reranker's own order leads this search: a search of what the user asked alone (a
     new chat's, or one whose words lead: its query is a question, what a reranker was
     trained on, not a question in a conversation's text), where it has a say, keeps the
-    calibration's unrelated memories below the answer (an order, not noise), and calls the
-    best memory of this pool relevant in its own terms (fusion.called_relevant). Where a
+    calibration's unrelated memories below the answer and calls few of them relevant (its
+    line can be read: Trust.means_relevant), and calls the best memory of this pool
+    relevant in its own terms (relevant_line.called_relevant). Where a
     trained reranker knows the material it says so, and its order then beats the fused one
     by far (LoCoMo); where it does not (the own bench: its best is rarely called relevant),
     the standout rule keeps the fused order's evidence. docs/relevance.md."""
     return (
         (search.new_chat or search.words_led)
         and has_say(search)
-        and search.trust.keeps_unrelated_below
-        and any(fusion.called_relevant(search.scored.scores, search.scored.scale))
+        and search.trust.means_relevant
+        and any(relevant_line.called_relevant(search.scored.scores, search.scored.scale))
     )
 
 
@@ -486,10 +487,11 @@ def combine(memory: Any, search: Search) -> None:
             # Some say: a pick must also be one the searches found near the top (the fused
             # order's first AGREEMENT_DEPTH): the evidence of this search, beside its scores;
             # or, from a reranker that keeps the calibration's unrelated memories below the
-            # answer (an order, not noise), one it calls relevant itself.
+            # answer and whose line between relevant and not can be read, one it calls
+            # relevant itself.
             agreed = {store_search.doc_key(d) for d in search.fused[: fusion.AGREEMENT_DEPTH]}
-            if search.trust.keeps_unrelated_below:
-                sure = fusion.called_relevant(
+            if search.trust.means_relevant:
+                sure = relevant_line.called_relevant(
                     [score_of[store_search.doc_key(d)] for d in confident], search.scored.scale
                 )
                 agreed |= {store_search.doc_key(d) for d, yes in zip(confident, sure) if yes}

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 from ..deadline import Deadline
 from ..errors import RerankError
 from ..vocabulary import scorer_words as words
-from . import own_loop
+from . import own_loop, relevant_line
 
 if TYPE_CHECKING:
     from .scorers import Choice
@@ -106,6 +106,13 @@ RERUN_SPREAD, RERUN_SPREAD_QUESTIONS = 0.035, 70
 # in chat stored message by message its order alone is far better than the fused one,
 # which rests there on a word search (docs/relevance.md).
 UNRELATED_AT_MOST = 0.1
+# ... and, for its own line between relevant and not to be read (relevant_line.py: a
+# search it leads, a pick it calls relevant), calls at most this share of those unrelated
+# memories relevant. Between a trained model and noise that still orders: the real L-12
+# calls none of 210 relevant, noise of σ 2 (0.08 of them above the answer, so it may keep
+# them below) about 0.16 and σ 1 about 0.02; σ 2 leading a new chat would cost LoCoMo
+# 0.07 and MemoryBank 0.13 (docs/relevance.md).
+UNRELATED_RELEVANT_AT_MOST = 0.05
 
 # Agent Zero's default embedder (all-MiniLM-L6-v2) on the whole set and on the 12 written
 # by hand, for when the embedder in use cannot be asked (Test connection outside a chat):
@@ -163,6 +170,7 @@ class Trust:
     questions: int = 0  # how many calibration questions it was measured on
     lent: bool = False  # its say is lent by the search (lend_say), not the one it measured
     unrelated_above: float | None = None  # the share of unrelated memories it scored at or above the answer
+    unrelated_relevant: float | None = None  # the share it called relevant (None: a scale with no such line)
 
     @classmethod
     def from_figures(cls, reranker: float, embedder: float, **measured: Any) -> Trust:
@@ -197,6 +205,18 @@ class Trust:
         return self.unrelated_above is not None and self.unrelated_above <= UNRELATED_AT_MOST
 
     @property
+    def means_relevant(self) -> bool:
+        """Its own line between relevant and not can be read (relevant_line.py): it keeps
+        the set's unrelated memories below the answer and calls at most
+        UNRELATED_RELEVANT_AT_MOST of them relevant. False for a scale with no such line
+        and for a scorer not asked them (the utility model)."""
+        return (
+            self.keeps_unrelated_below
+            and self.unrelated_relevant is not None
+            and self.unrelated_relevant <= UNRELATED_RELEVANT_AT_MOST
+        )
+
+    @property
     def lendable(self) -> bool:
         """Some say lent in a new chat and where the words lead (lend_say): surely better
         than the embedder, and an order, not noise. Noise of σ 4 is surely better on the set
@@ -221,6 +241,8 @@ class Trust:
             "reason": self.reason,
             "surely_better": self.surely_better,
             "unrelated_above": _round(self.unrelated_above),
+            "unrelated_relevant": _round(self.unrelated_relevant),
+            "means_relevant": self.means_relevant,
             "lendable": self.lendable,
             "full_where_words_lead": self.full_where_words_lead,
         }
@@ -330,11 +352,16 @@ ScoreFn = Callable[[str, Sequence[str], Deadline], Awaitable[Sequence[float]]]
 
 
 async def measure(
-    score: ScoreFn, deadline: Deadline, embedder: Any | None = None, items: Sequence[Item] = ITEMS
+    score: ScoreFn,
+    deadline: Deadline,
+    embedder: Any | None = None,
+    items: Sequence[Item] = ITEMS,
+    scale: str | None = None,
 ) -> Trust:
     """Order every calibration question of ``items`` with ``score`` (CONCURRENCY at once,
-    within ``deadline``) and compare with the embedder. Never raises but for cancellation:
-    a failure is ``unmeasured`` with its reason."""
+    within ``deadline``) and compare with the embedder; ``scale``: the scale of its scores
+    (its probe's), to read its line between relevant and not. Never raises but for
+    cancellation: a failure is ``unmeasured`` with its reason."""
     started = time.monotonic()
     asked = dict(calls=len(items), questions=len(items))
     try:
@@ -381,6 +408,7 @@ async def measure(
         embedder_name=embedder_name,
         seconds=seconds,
         unrelated_above=unrelated_above(answers, items),
+        unrelated_relevant=unrelated_called_relevant(answers, items, scale),
         **asked,
     )
 
@@ -403,6 +431,22 @@ def unrelated_above(answers: Sequence[Sequence[float]], items: Sequence[Item]) -
     return above / total if total else None
 
 
+def unrelated_called_relevant(
+    answers: Sequence[Sequence[float]], items: Sequence[Item], scale: str | None
+) -> float | None:
+    """The share of the items' unrelated memories scored "relevant" on ``scale``
+    (relevant_line.called_relevant); None on a scale with no such line, or when no item had
+    any."""
+    if scale not in relevant_line.SCALES_WITH_A_LINE:
+        return None
+    called = [
+        yes
+        for scores, item in zip(answers, items)
+        for yes in relevant_line.called_relevant(list(scores)[len(item.candidates) :], scale)
+    ]
+    return sum(called) / len(called) if called else None
+
+
 # --- kept per reranker -----------------------------------------------------------------------
 _known: dict[tuple, Trust] = {}
 _retry: dict[tuple, tuple[float, float]] = {}  # key -> (not before, the next cool-down)
@@ -418,7 +462,9 @@ def known(choice: Choice | None) -> Trust | None:
         return _known.get(choice.key)
 
 
-async def trust(choice: Choice, score: ScoreFn, deadline: Deadline, embedder: Any | None = None) -> Trust:
+async def trust(
+    choice: Choice, score: ScoreFn, deadline: Deadline, embedder: Any | None = None, scale: str | None = None
+) -> Trust:
     """The reranker's say for this choice: kept, or measured now. A scorer measured apart
     (the default) is measured on the plugin's own loop, waited for within ``deadline``; one
     that is not (the utility model) within ``deadline`` itself. An unfinished measurement
@@ -436,21 +482,21 @@ async def trust(choice: Choice, score: ScoreFn, deadline: Deadline, embedder: An
         if not getattr(scorer, "calibrates_apart", True):
             if deadline.remaining() < min(MIN_SECONDS, 0.8 * settings.timeout):
                 return Trust(UNMEASURED, reason=words.TOO_LITTLE_TIME)
-            result = await measure(score, deadline, embedder, items)
+            result = await measure(score, deadline, embedder, items, scale)
             _remember(key, result)
             return result
-        running = _start(key, score, embedder, items)
+        running = _start(key, score, embedder, items, scale)
         if running is None:
             return Trust(UNMEASURED, reason=words.STOPPING)
     return await _wait(running[1], deadline, len(items))
 
 
-def _start(key: tuple, score: ScoreFn, embedder: Any | None, items: Sequence[Item]):
+def _start(key: tuple, score: ScoreFn, embedder: Any | None, items: Sequence[Item], scale: str | None = None):
     """The measurement of ``key`` on the plugin's own loop: under way, or started now."""
     token = object()
 
     async def measured() -> Trust:
-        result = await measure(score, Deadline.after(MEASURE_SECONDS), embedder, items)
+        result = await measure(score, Deadline.after(MEASURE_SECONDS), embedder, items, scale)
         with _lock:
             current = _measuring.get(key, (None,))[0] is token  # not forgotten meanwhile
         if current:

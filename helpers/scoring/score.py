@@ -143,7 +143,7 @@ async def earned_say(choice: Choice, deadline: Deadline, embedder: Any = None) -
     async def score(query: str, documents: Sequence[str], within: Deadline) -> list[float]:
         return await choice.scorer.score(choice.settings, verdict, query, list(documents), within)
 
-    return await calibration.trust(choice, score, deadline, embedder)
+    return await calibration.trust(choice, score, deadline, embedder, verdict.scale)
 
 
 def _cache_lookup(choice: Choice, verdict: Verdict, query: str, documents: Sequence[str]):

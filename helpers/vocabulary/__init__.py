@@ -173,19 +173,18 @@ def say_words(result: Trust, name: str) -> str:
         f"on {result.questions} calibration questions it scored {result.reranker:.2f} (1.00: the answer always "
         f"first), {result.embedder_name} {result.embedder:.2f} ({result.calls} calls, {result.seconds:.1f} s)"
     )
-    # recall/pipeline.reranker_leads: an order, not noise, that calls its best memory relevant
+    # recall/pipeline.reranker_leads: a line between relevant and not that can be read
+    # (calibration.Trust.means_relevant), and its best memory called relevant
     leads = (
-        "; in a new chat, where it calls its best memory relevant, its own order leads"
-        if result.keeps_unrelated_below
-        else ""
+        "; in a new chat, where it calls its best memory relevant, its own order leads" if result.means_relevant else ""
     )
     if result.say == "full":
         return f"{name} is trusted fully: {figures}; its picks that stand out take the first places in recall{leads}"
     fully_where_words_lead = f"; {FULL_SAY_WHERE_WORDS_LEAD}" if result.full_where_words_lead else ""
-    # recall/pipeline.combine: a pick the searches found near the top, or one a reranker that
-    # keeps unrelated memories below the answer calls relevant itself
+    # recall/pipeline.combine: a pick the searches found near the top, or one a reranker whose
+    # line can be read calls relevant itself
     near_top = "its own searches found them near the top too" + (
-        " or it calls them relevant itself" if result.keeps_unrelated_below else ""
+        " or it calls them relevant itself" if result.means_relevant else ""
     )
     if result.say == "some":
         return (

@@ -66,6 +66,9 @@ class Trust(Protocol):
     def keeps_unrelated_below(self) -> bool: ...
 
     @property
+    def means_relevant(self) -> bool: ...
+
+    @property
     def lendable(self) -> bool: ...
 
     @property
