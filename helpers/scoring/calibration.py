@@ -22,7 +22,11 @@ more than a rerun could move it) and keeps them below has some say in the search
 speaks for and where the embedder is not what the fused order rests on (lend_say): a new
 chat, whose search is the set's kind of question (the message alone), and a store whose
 words lead (recall/store_agreement.py); there, one better than the embedder by either bar
-that keeps them below has full say.
+that keeps them below has full say. One that keeps them below and calls few of them
+relevant in its own terms (UNRELATED_RELEVANT_AT_MOST, relevant_line.py) has a line between
+relevant and not that recall may read (Trust.means_relevant): a pick it calls relevant
+counts with some say, and in a new chat whose best memory it calls relevant its own order
+leads (recall/pipeline.reranker_leads).
 
 A tie among scores counts against the answer (a judge that scores everything alike gets
 the worst rank), so a reranker that cannot tell the memories apart earns nothing.
