@@ -1,8 +1,9 @@
 """The relevance rules, through a real recall in the stand-in host: a new chat is searched
 with what the user said, not with the greeting; Agent Zero's own knowledge files do not
 crowd the user's memories out of the prompt; the host's query takes part when its utility
-model wrote it; and a reranker's pick takes a place from the fused order only when its
-score stands out from the pool."""
+model wrote it; a reranker's pick takes a place from the fused order only when its score
+stands out from the pool; and in a new chat a reranker whose line between relevant and not
+can be read leads where it calls its best memory relevant."""
 
 import asyncio
 import hashlib
@@ -183,9 +184,11 @@ def _chat_line(agent) -> str:
 
 
 def test_a_reranker_that_calls_its_best_memory_relevant_leads_the_order(host):
-    """Where a reranker that keeps the calibration's unrelated memories below the answer
-    calls its best memory relevant, its own order leads the prompt; the host's own first
-    memory keeps its place in the slots, and the chat line says whose order it was."""
+    """Where a reranker whose line between relevant and not can be read (it keeps the
+    calibration's unrelated memories below the answer and calls none of them relevant) calls
+    a new chat's best memory relevant, its own order leads the prompt; the host's own first
+    memory keeps its place in the slots, and the chat line says whose order it was. In a
+    conversation the standout rule stands."""
     set_memory_config(host)
 
     async def main():
