@@ -76,9 +76,10 @@ def shipped(
 ) -> list[str]:
     """The memories the prompt gets (the first ``slots``) with ``say``: the recorded search
     put through the pipeline's own last stages (policies, combine) with the policies'
-    default settings; ``alone`` is the reranker's own order. ``unrelated_above``: the share
-    of the calibration's unrelated memories the model scored at or above the answer (what
-    its picks' own word counts for with some say)."""
+    default settings; ``alone`` is the reranker's own order. ``unrelated_above`` and
+    ``unrelated_relevant``: the shares of the calibration's unrelated memories the model
+    scored at or above the answer and called relevant (whether its line is read: a pick it
+    calls relevant with some say, a new chat it leads)."""
     pool = [_Memory(d) for d in search["candidates"]]
     if say == "alone":
         order = [doc for _, doc in sorted(zip(scores, search["candidates"]), key=lambda pair: -pair[0])]

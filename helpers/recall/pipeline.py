@@ -473,11 +473,11 @@ def combine(memory: Any, search: Search) -> None:
     about_agent_zero = texts.names_agent_zero(search.call.message or "")
     first = search.host_first
     keeps_first = first is not None and (about_agent_zero or not store_search.is_knowledge(first))
-    if has_say(search) and docs and reranker_leads(search):
-        # Its order as the policies left it (memories it did not read follow in their
-        # fused places); the host's first and the knowledge files are placed below as ever.
-        search.reranker_led = True
-    elif has_say(search) and docs:
+    said = has_say(search) and bool(docs)
+    # Leading: its order as the policies left it (memories it did not read follow in their
+    # fused places); the host's first and the knowledge files are placed below as ever.
+    search.reranker_led = said and reranker_leads(search)
+    if said and not search.reranker_led:
         kept = {store_search.doc_key(d) for d in docs}  # what the floor kept holds for both
         score_of = {store_search.doc_key(d): s for d, s in zip(search.pool, search.scored.scores)}
         read = [d for d in docs if store_search.doc_key(d) in score_of]  # unjudged ones never stand out

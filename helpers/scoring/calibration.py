@@ -259,14 +259,10 @@ def _round(x: float | None) -> float | None:
 def reciprocal_rank(scores: Sequence[float], answer: int) -> float:
     """1 / the answer's rank, every tie counted above it (a tie earns nothing)."""
     mine = scores[answer]
-    if not _finite(mine):
+    if not relevant_line.finite(mine):
         return 0.0
-    above = sum(1 for i, s in enumerate(scores) if i != answer and (not _finite(s) or s >= mine))
+    above = sum(1 for i, s in enumerate(scores) if i != answer and (not relevant_line.finite(s) or s >= mine))
     return 1.0 / (1 + above)
-
-
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
 
 
 def has_no_say_anywhere(trust: Trust | None) -> bool:
@@ -431,7 +427,7 @@ def unrelated_above(answers: Sequence[Sequence[float]], items: Sequence[Item]) -
         answer = scores[item.answer]
         for score in scores[len(item.candidates) :]:
             total += 1
-            above += not (_finite(answer) and _finite(score) and score < answer)
+            above += not (relevant_line.finite(answer) and relevant_line.finite(score) and score < answer)
     return above / total if total else None
 
 

@@ -23,12 +23,13 @@ def called_relevant(scores: Sequence[float], scale: str | None) -> list[bool]:
     """Which of ``scores`` say "relevant" in the model's own terms; on a scale with no such
     line, none. A score that is not a finite number says nothing."""
     if scale == "probability":
-        return [_finite(s) and s >= RELEVANT_AT_LEAST for s in scores]
+        return [finite(s) and s >= RELEVANT_AT_LEAST for s in scores]
     if scale == "logit":
         line = math.log(RELEVANT_AT_LEAST / (1 - RELEVANT_AT_LEAST))
-        return [_finite(s) and s >= line for s in scores]
+        return [finite(s) and s >= line for s in scores]
     return [False] * len(scores)
 
 
-def _finite(x: Any) -> bool:
+def finite(x: Any) -> bool:
+    """A score that is a number and finite: what says anything here and in the calibration."""
     return isinstance(x, (int, float)) and math.isfinite(x)

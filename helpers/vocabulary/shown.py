@@ -63,9 +63,6 @@ class Trust(Protocol):
     def surely_better(self) -> bool: ...
 
     @property
-    def keeps_unrelated_below(self) -> bool: ...
-
-    @property
     def means_relevant(self) -> bool: ...
 
     @property
