@@ -20,6 +20,8 @@ import math
 import statistics
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
+from ..scoring import relevant_line
+
 RRF_K = 60  # the constant of the original paper; see the README for the k measured here
 # How far above the pool's typical score a reranker's pick must stand to take a place from
 # the fused order, as a share of sqrt(2 ln n): about how far the largest of n draws of pure
@@ -190,10 +192,6 @@ def _pstdev(values: Sequence[float]) -> float:
     return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
 
 
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
-
-
 def _logit(p: float) -> float:
     p = min(max(float(p), 1e-6), 1 - 1e-6)
     return math.log(p / (1 - p))
@@ -249,7 +247,7 @@ def make_room(
 
     def score(item: Any) -> float:
         value = score_of[key(item)]
-        return value if _finite(value) else -math.inf
+        return value if relevant_line.finite(value) else -math.inf
 
     chosen = sorted(candidates, key=score, reverse=True)[: max(room, 0)]  # stable: ties keep fused order
     stays = {key(item) for item in [*shown, *chosen]} | ({key(reserved)} if held else set())
