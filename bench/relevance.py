@@ -711,6 +711,8 @@ async def measure(
             from agent import Agent
 
             agent.set_data(Agent.DATA_NAME_UTILITY_MODEL, scorer)
+            if hasattr(scorer, "warm_up"):  # a real model's server: running before the first recall
+                await scorer.warm_up()
             shipped, pooled, snaps, failures = await plugin_pass(
                 host, agent, stores, questions, {"rerank_api": "utility", **config}
             )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import tempfile
+import threading
 from pathlib import Path
 
 import httpx
@@ -82,25 +83,40 @@ class LlamaProcess(ServerProcess):
 
 
 _shared: LlamaProcess | None = None
+_starting = threading.Lock()
 
 
-def shared_utility_model():
-    """The real model as Agent Zero's utility model, ``(system, message) -> answer`` through
-    the host's LiteLLM call (non-streaming): its server started on the first call and stopped
-    when the process exits (the relevance bench's "judge: SmolLM2-135M (real)")."""
-
-    async def call(system: str, message: str) -> str:
-        global _shared
+def _started() -> LlamaProcess:
+    """The shared server, started once and ready. The plugin's probe asks its three trials at
+    once: the calls that arrive while the first one starts the server wait here for it, or
+    they would find nothing listening yet and the probe would fail on the bench, not on the
+    model's answers."""
+    global _shared
+    with _starting:
         if _shared is None:
             from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
             # LiteLLM's logging queue is not what is measured (tests/test_utility_judge_litellm.py)
             GLOBAL_LOGGING_WORKER.ensure_initialized_and_enqueue = lambda async_coroutine: async_coroutine.close()
-            _shared = LlamaProcess(Path(tempfile.mkdtemp(prefix="a0-llama-"))).start()
-            atexit.register(_shared.stop)
-            await asyncio.to_thread(_shared.wait_ready)
+            server = LlamaProcess(Path(tempfile.mkdtemp(prefix="a0-llama-"))).start()
+            atexit.register(server.stop)
+            server.wait_ready()
+            _shared = server
+    return _shared
+
+
+def shared_utility_model():
+    """The real model as Agent Zero's utility model, ``(system, message) -> answer`` through
+    the host's LiteLLM call (non-streaming): its server started by ``warm_up`` or the first
+    call, and stopped when the process exits (the relevance bench's "judge: SmolLM2-135M (real)")."""
+
+    async def call(system: str, message: str) -> str:
+        server = await asyncio.to_thread(_started)
         from tests.host.litellm_calls import litellm_utility_model
 
-        return await litellm_utility_model(_shared.api_base, stream=False, model=ALIAS)(system, message)
+        return await litellm_utility_model(server.api_base, stream=False, model=ALIAS)(system, message)
 
+    # A user's utility model is loaded before they chat: the bench starts it before the row's
+    # first recall, so the probe measures its answers, not the server's start.
+    call.warm_up = lambda: asyncio.to_thread(_started)
     return call
