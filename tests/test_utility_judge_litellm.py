@@ -17,7 +17,7 @@ if importlib.util.find_spec("litellm") is None:
     pytest.skip("litellm is not installed", allow_module_level=True)
 
 from tests.servers.openai_chat import ChatServer  # noqa: E402
-from tests.host.recall import HISTORY, QUESTION, enabled_store, set_memory_config, set_plugin  # noqa: E402
+from tests.host.recall import HISTORY, QUESTION, enabled_store, free_port, set_memory_config, set_plugin  # noqa: E402
 from tests.host.judges import calibration_answer, is_probe, probe_answer, shown_memories  # noqa: E402
 from tests.host.litellm_calls import KEY, litellm_logging_dropped, litellm_utility_model  # noqa: E402,F401
 
@@ -131,6 +131,44 @@ def test_test_connection_without_a_chat_or_a_configured_utility_model_says_the_c
     assert report["ok"] is False and report["verdict"] == "error"
     assert report["reason"] == "Agent Zero's utility model call failed (BadRequestError)"
     assert any("Agent Zero's model settings" in n for n in report["notes"])
+
+
+def _test_connection_report(host, api_base: str) -> dict:
+    model_settings(host, api_base)
+    response = host.run(host.call_api("plugins/a0_reranker/test_connection", {"config": {"rerank_api": "utility"}}))
+    answer = response.get_json()
+    assert KEY not in str(answer) and KEY[-6:] not in str(answer)  # never the key, nor a provider's quote of it
+    return answer["report"]
+
+
+@pytest.mark.parametrize(
+    "refuse, kind, why",
+    [
+        (401, "AuthenticationError", "the provider refused its API key (HTTP 401)"),
+        (404, "NotFoundError", "knows no such model or address (HTTP 404)"),
+        (503, "ServiceUnavailableError", "answered with an error of its own (HTTP 503)"),
+    ],
+)
+def test_test_connection_says_why_the_utility_model_call_failed_never_quoting_the_provider(host, refuse, kind, why):
+    """A provider's error quotes the key it was sent: the report says what the failure is,
+    from LiteLLM's kind and the status, and never its text."""
+    with ChatServer(chat_model_answer, refuse=refuse) as server:
+        report = _test_connection_report(host, server.api_base)
+        assert server.requests  # it was asked, and answered with the error
+    assert report["ok"] is False and report["verdict"] == "error"
+    assert report["reason"].startswith(f"Agent Zero's utility model call failed ({kind}): "), report["reason"]
+    assert why in report["reason"]
+    assert "Incorrect API key" not in str(report)
+
+
+def test_test_connection_says_the_utility_models_server_refused_the_connection(host):
+    """Nothing listens at the API base (a local model server not started): the chain under
+    LiteLLM's error says so; its text (host and port) is not quoted."""
+    port = free_port()
+    report = _test_connection_report(host, f"http://127.0.0.1:{port}/v1")
+    assert report["verdict"] == "error"
+    assert "its server refused the connection (is it running" in report["reason"], report["reason"]
+    assert str(port) not in report["reason"]
 
 
 def test_the_status_tool_probes_the_agents_utility_model_and_names_it_with_its_latency(host):

@@ -126,8 +126,33 @@ def judge_not_in_time(allowed: float) -> str:
     return f"{UTILITY_MODEL} did not answer in the {allowed:.1f} s the recall had left"
 
 
-def judge_call_failed(kind: str) -> str:
-    return f"{UTILITY_MODEL} call failed ({kind})"
+def judge_call_failed(kind: str, why: str | None = None) -> str:
+    """``why``: what the failure is (scoring/call_failure.py), when its kinds tell more than
+    ``kind``, its name."""
+    return f"{UTILITY_MODEL} call failed ({kind})" + (f": {why}" if why else "")
+
+
+# Why it failed (scoring/call_failure.py), told from the failure's kinds and status, never its text.
+JUDGE_NAME_NOT_FOUND = (
+    "its server's name could not be looked up (no network, or a wrong API base in Agent Zero's model settings)"
+)
+JUDGE_CONNECTION_REFUSED = "its server refused the connection (is it running, on the port its API base names?)"
+JUDGE_TLS_FAILED = "the secure connection to its server failed (its certificate or TLS)"
+JUDGE_MODEL_NOT_FOUND = (
+    "the provider knows no such model or address (HTTP 404): check the utility model's name and API base"
+)
+JUDGE_RATE_LIMITED = "the provider is rate-limiting it (HTTP 429); recall uses the fused order meanwhile"
+JUDGE_PROMPT_TOO_LONG = "the prompt is longer than its context: lower rerank_judge_max_chars"
+JUDGE_UNREACHABLE = "its server could not be reached (the network, a firewall or its API base)"
+
+
+def judge_key_refused(status: int | None) -> str:
+    code = f" (HTTP {status})" if status else ""
+    return f"the provider refused its API key{code}: check the utility model's key in Agent Zero's model settings"
+
+
+def judge_provider_error(status: int) -> str:
+    return f"the provider answered with an error of its own (HTTP {status})"
 
 
 def judge_no_numbers(model: str, detail: str) -> str:

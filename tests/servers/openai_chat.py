@@ -5,6 +5,8 @@ What LiteLLM's ``openai`` provider (Agent Zero's utility model, models.py) sends
 answer is one ``chat.completion`` object, a streaming one Server-Sent Events of
 ``chat.completion.chunk`` deltas ending in ``data: [DONE]`` (the host streams when it has a
 callback). ``answer(system, user) -> str`` decides the text; every request is recorded.
+``refuse=401`` (or any status) answers every chat request with OpenAI's error object instead,
+its message quoting the Authorization header back, as providers' errors quote what was sent.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ Answer = Callable[[str, str], str]
 
 
 class ChatServer:
-    def __init__(self, answer: Answer, model: str = "judge-model"):
+    def __init__(self, answer: Answer, model: str = "judge-model", refuse: int | None = None):
         self.answer = answer
         self.model = model
+        self.refuse = refuse
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         server = self
@@ -42,6 +45,11 @@ class ChatServer:
                     return self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 with server._lock:
                     server.requests.append(body)
+                if server.refuse is not None:
+                    sent = self.headers.get("authorization") or ""
+                    message = f"Incorrect API key provided: {sent.removeprefix('Bearer ')}"
+                    error = {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}
+                    return self._send(server.refuse, {"error": error})
                 messages = body.get("messages") or []
                 system = "".join(_text(m) for m in messages if m.get("role") == "system")
                 user = "".join(_text(m) for m in messages if m.get("role") == "user")

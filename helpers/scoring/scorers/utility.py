@@ -28,7 +28,7 @@ from ...vocabulary import scorer_words as words
 from ...deadline import Deadline
 from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, TooSlow, TransportError
 from ...settings import Settings
-from .. import calling_agent, endpoint_guard, judge
+from .. import call_failure, calling_agent, endpoint_guard, judge
 from ..verdicts import IRRELEVANT, NEAR_MISS, PROBE_QUERY, ProbeReport, RELEVANT, Verdict
 
 # The probe: three trials, each the three probe memories in another order, asked at once
@@ -211,9 +211,9 @@ class UtilityScorer:
                 raise TooSlow(too_slow_words(model, allowed, settings), waited) from None
             raise DeadlineExceeded(words.judge_not_in_time(allowed)) from None
         except Exception as exc:
-            # A provider error, a rate limit, a missing key: the type only, never its text
-            # (it may name a URL or key).
-            raise TransportError(words.judge_call_failed(type(exc).__name__)) from None
+            # A provider error, a rate limit, a missing key: its kind and what its kinds and
+            # status tell (call_failure.py), never its text (it may name a URL or key).
+            raise TransportError(words.judge_call_failed(type(exc).__name__, call_failure.reason(exc))) from None
         self._remember(model, (time.monotonic() - started) * 1000)
         return judge.read_answer(answer, prompt.shown)
 
