@@ -147,3 +147,28 @@ def test_hostile_shapes_at_save_are_refused_naming_the_setting_and_nothing_is_wr
 def test_an_instruction_may_span_lines(host):
     host.save_config({"rerank_instruction": "Given a question,\n\tfind the memory that answers it"})
     assert "\n\tfind" in json.loads(host.config_path().read_text())["rerank_instruction"]
+
+
+# --- Agent Zero's env defaults (A0_SET_a0_reranker__<key>) ----------------------------------
+
+
+def test_every_default_is_of_a_kind_agent_zeros_env_defaults_can_set():
+    """The host converts an A0_SET_ value to the default's type: a null default cannot be
+    set at all (the host warns and keeps it), and a list would be split into characters."""
+    import yaml
+
+    from tests.host.harness import REPO_ROOT
+
+    defaults = yaml.safe_load((REPO_ROOT / "default_config.yaml").read_text())
+    unsettable = {k: v for k, v in defaults.items() if not isinstance(v, (bool, int, float, str))}
+    assert not unsettable
+
+
+@pytest.mark.parametrize("value, expected", [("0.5", 0.5), ("-2", -2.0), ("", None), ("  ", None)])
+def test_the_minimum_score_can_be_set_by_an_env_default(host, monkeypatch, value, expected):
+    """A Docker user configures by environment: with no config.json saved, the host applies
+    A0_SET_a0_reranker__rerank_min_score to the defaults, and the plugin reads it."""
+    wrapper = host.import_plugin("helpers.recall.wrapper")
+    host.toggle(True)
+    monkeypatch.setenv("A0_SET_a0_reranker__rerank_min_score", value)
+    assert wrapper.agent_settings(host.agent()).min_score == expected
