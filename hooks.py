@@ -65,10 +65,13 @@ def _stop():
 
 
 def save_plugin_config(settings=None, project_name="", agent_profile="", **kwargs):
-    """Validate and coerce the settings; move the API key into usr/.env. Raising shows the
-    message in the settings modal instead of saving a value the plugin cannot use."""
+    """Validate and coerce the settings; move the API key into usr/.env. A value the plugin
+    cannot use raises ``SaveRefused`` instead of being saved: the host's settings modal shows
+    its message through the plugin's end extension of ``Plugins._save_config``
+    (extensions/python/_functions/plugins/Plugins/_save_config/end/)."""
     from helpers import dotenv, plugins
     from usr.plugins.a0_reranker.helpers import config_store, settings_cache, stored_key
+    from usr.plugins.a0_reranker.helpers.errors import SaveRefused
     from usr.plugins.a0_reranker.helpers.scoring import probing, score
     from usr.plugins.a0_reranker.helpers.settings import PLUGIN_NAME, SettingsError
 
@@ -89,7 +92,7 @@ def save_plugin_config(settings=None, project_name="", agent_profile="", **kwarg
             origins=stored_key.Origins(stored_key.origins_path(dotenv_path)),
         )
     except SettingsError as exc:
-        raise ValueError(str(exc)) from None
+        raise SaveRefused(str(exc)) from None
     settings_cache.forget()
     probing.forget()
     after = config_store.settings_or_none(saved)

@@ -123,3 +123,11 @@ class SettingsError(ValueError):
         super().__init__(f"setting '{key}': {message}")  # how every view names a setting's problem
         self.key = key
         self.detail = message  # without the key, for callers that name it their own way (the CLI)
+
+
+class SaveRefused(ValueError):
+    """A Save the settings hook refuses (hooks.save_plugin_config). Its message is a
+    ``SettingsError``'s, naming the setting and never a key's value: the plugin's end
+    extension of Agent Zero's ``Plugins._save_config`` turns it into the answer the host's
+    settings modal shows (``{"ok": false, "error": message}``), where the host itself would
+    answer any exception with a 500 its modal reads as "Save failed"."""

@@ -522,10 +522,25 @@ def test_save_keeps_the_key_out_of_config(tmp_path, alpine_js, browser):
             assert "typed-new-key-456" in (tmp_path / "root" / "a0" / "usr" / ".env").read_text()
             assert all("typed-new-key-456" not in body for body in panel.bodies())
 
-            # an out-of-range value: the hook refuses it and the modal shows why
+            # an out-of-range value: the hook refuses it and the modal shows why (through the
+            # plugin's end extension of Plugins._save_config: the host's modal shows only
+            # "Save failed" for the 500 a raising hook gives)
             panel.field("rerank_timeout").fill("999")
             panel.page.get_by_test_id("modal-save").click()
-            expect(panel.page.get_by_test_id("modal-error")).to_contain_text("rerank_timeout")
+            error = panel.page.get_by_test_id("modal-error")
+            expect(error).to_contain_text("setting 'rerank_timeout'")
+
+            # another server, the key field left holding the stored key's placeholder: refused, and why
+            panel.field("rerank_timeout").fill("5")
+            panel.field("rerank_endpoint").fill("http://127.0.0.1:8081")
+            panel.page.get_by_test_id("modal-save").click()
+            expect(error).to_contain_text("setting 'rerank_api_key': the stored key was saved for another server")
+            expect(error).not_to_contain_text("Save failed")
+            assert "typed-new-key-456" not in error.inner_text()
+            saved = json.loads(
+                (tmp_path / "root" / "a0" / "usr" / "plugins" / "a0_reranker" / "config.json").read_text()
+            )
+            assert saved["rerank_endpoint"] == "http://127.0.0.1:8080"
         finally:
             context.close()
 

@@ -18,8 +18,9 @@ What it serves (127.0.0.1, a free port):
 - ``GET /api/csrf_token``; every ``POST /api/...`` without the matching ``X-CSRF-Token``
   answers 403.
 - ``POST /api/plugins`` (``get_config``, ``save_config``, ``get_default_config``): the
-  host's settings actions over the stand-in host's ``helpers.plugins`` (save runs the
-  plugin's ``save_plugin_config`` hook).
+  stand-in host's ``api/plugins.py``, routed like every other call below: the host's
+  settings actions, ``@extensible`` as there (save runs the plugin's ``save_plugin_config``
+  hook, then the plugin's end extension of ``Plugins._save_config``).
 - ``POST /api/<anything else>``: routed by the stand-in host (``helpers.api.dispatch``)
   to the REAL handler classes, e.g. ``plugins/a0_reranker/test_connection`` ->
   ``usr/plugins/a0_reranker/api/test_connection.py``. Each request runs its handler
@@ -153,10 +154,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         content_type = self.headers.get("Content-Type", "")
         try:
-            if api_path == "plugins":
-                status, body, kind = _plugins_action(raw)
-            else:
-                status, body, kind = _dispatch(api_path, raw, content_type, dict(self.headers), self.client_address[0])
+            status, body, kind = _dispatch(api_path, raw, content_type, dict(self.headers), self.client_address[0])
         except Exception as exc:  # a harness bug: show it, like the host's 500 text
             status, body, kind = 500, f"harness error: {type(exc).__name__}: {exc}", "text/plain; charset=utf-8"
         self.server.api_log.append((api_path, status))
@@ -173,45 +171,6 @@ def _dispatch(api_path: str, raw: bytes, content_type: str, headers: dict, remot
     response = asyncio.run(dispatch(api_path, request))
     mimetype = getattr(response, "mimetype", None) or "application/json"
     return response.status_code, response.get_data(), mimetype
-
-
-def _plugins_action(raw: bytes) -> tuple[int, bytes, str]:
-    """The host's api/plugins.py actions the settings modal uses."""
-    from helpers import files, plugins
-
-    try:
-        data = json.loads(raw.decode() or "{}")
-    except ValueError:
-        data = {}
-    action = data.get("action")
-    name = data.get("plugin_name") or ""
-    if not name:
-        return 400, b"Missing plugin_name", "text/plain"
-    if action == "get_config":
-        found = plugins.find_plugin_assets(
-            plugins.CONFIG_FILE_NAME, plugin_name=name, project_name="", agent_profile="", only_first=True
-        )
-        if found:
-            path = found[0]["path"]
-            settings = json.loads(Path(path).read_text())
-        else:
-            settings = plugins.get_plugin_config(name, agent=None) or {}
-            path = files.get_abs_path(plugins.find_plugin_dir(name), plugins.CONFIG_DEFAULT_FILE_NAME)
-        out = {"ok": True, "loaded_path": path, "data": settings}
-    elif action == "get_default_config":
-        out = {"ok": True, "data": plugins.get_default_plugin_config(name) or {}}
-    elif action == "save_config":
-        settings = data.get("settings")
-        if not isinstance(settings, dict):
-            return 400, b"settings must be an object", "text/plain"
-        try:
-            plugins.save_plugin_config(name, "", "", settings)
-        except Exception as exc:  # the host answers 500 with the error text
-            return 500, f"Error: {exc}".encode(), "text/plain"
-        out = {"ok": True}
-    else:
-        return 400, f"unknown action {action!r}".encode(), "text/plain"
-    return 200, json.dumps(out).encode(), "application/json"
 
 
 # --- the child process ---------------------------------------------------------------------

@@ -83,6 +83,9 @@ CALLED_BY_THE_PLUGIN = (
         (_RECALL, "RecallMemories.search_memories"),
         (_RECALL, "SEARCH_TIMEOUT"),
         ("plugins/_memory/tools/memory_load.py", "MemoryLoad.execute"),
+        # the Save's extension point (_functions/plugins/Plugins/_save_config/end) and its input
+        ("api/plugins.py", "Plugins._save_config"),
+        ("helpers/extension.py", "extensible"),
     ]
 )
 

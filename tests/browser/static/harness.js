@@ -4,7 +4,7 @@
 // context.settings; the plugin's config.html is injected through x-html as an
 // <x-component>, so its own x-data inherits both. Save writes the whole `config`.
 import { createStore } from "/js/AlpineStore.js";
-import { callJsonApi } from "/js/api.js";
+import { callJsonApi, fetchApi } from "/js/api.js";
 import { toastFrontendSuccess } from "/components/notifications/notification-store.js";
 import "/js/components.js";
 
@@ -39,16 +39,29 @@ createStore("pluginSettingsPrototype", {
     this.isLoading = false;
   },
 
+  // As the host's plugin-settings-store.js save(): the answer read as JSON or {}, and a
+  // failed Save shows its `error`, else only "Save failed" (a 500's text is never read).
+  // Unlike the host, whose modal closes on success, the harness stays open, reloads and
+  // toasts, so a test can read what was saved.
   async save() {
     this.isSaving = true;
     this.error = "";
     try {
-      await callJsonApi("plugins", { action: "save_config", plugin_name: this.pluginName, settings: this.settings });
-      const res = await callJsonApi("plugins", { action: "get_config", plugin_name: this.pluginName });
-      this.settings = res.data || {};
-      toastFrontendSuccess("Settings saved.", "Plugin settings");
+      const response = await fetchApi("/plugins", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ action: "save_config", plugin_name: this.pluginName, settings: this.settings }),
+      });
+      const result = await response.json().catch(() => ({}));
+      if (!result.ok) {
+        this.error = result.error || "Save failed";
+      } else {
+        const res = await callJsonApi("plugins", { action: "get_config", plugin_name: this.pluginName });
+        this.settings = res.data || {};
+        toastFrontendSuccess("Settings saved.", "Plugin settings");
+      }
     } catch (e) {
-      this.error = firstLine(e);
+      this.error = e?.message || "Save failed";
     }
     this.isSaving = false;
   },

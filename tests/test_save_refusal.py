@@ -1,0 +1,84 @@
+"""A Save the plugin refuses says why in Agent Zero's settings modal.
+
+The host's modal (plugin-settings-store.js) reads the Save's answer as JSON and shows its
+``error``; an exception in the save hook reaches it as the ApiHandler's 500 text, which it
+shows as "Save failed" and nothing more. The plugin's end extension of the host's
+``@extensible`` ``Plugins._save_config`` answers its own hook's refusals as
+``{"ok": false, "error": why}`` instead (seen in the real web UI at agent0ai/agent-zero
+2d95cd9f: a stored key kept for another server was refused with only "Save failed").
+Driven through the stand-in host's api/plugins.py, as the modal calls it."""
+
+from __future__ import annotations
+
+import json
+
+STORED = "sk-stored-key-0123456789"
+
+
+def save(host, settings: dict, plugin: str = "a0_reranker"):
+    answer = host.run(host.call_api("plugins", {"action": "save_config", "plugin_name": plugin, "settings": settings}))
+    return answer.status_code, answer.get_data(as_text=True)
+
+
+def test_a_refused_value_is_answered_with_why_and_nothing_is_saved(host):
+    status, body = save(host, {"rerank_timeout": 5})
+    assert (status, json.loads(body)) == (200, {"ok": True})
+    before = host.config_path().read_text()
+
+    status, body = save(host, {"rerank_timeout": 999})
+    answer = json.loads(body)
+    assert status == 200 and answer["ok"] is False
+    assert answer["error"].startswith("setting 'rerank_timeout': ")
+    assert "Traceback" not in answer["error"]
+    assert host.config_path().read_text() == before
+
+
+def test_a_key_kept_for_another_server_is_answered_with_why_never_the_key(host):
+    status, body = save(host, {"rerank_endpoint": "http://127.0.0.1:8080", "rerank_api_key": STORED})
+    assert json.loads(body) == {"ok": True}
+    placeholder = json.loads(host.config_path().read_text())["rerank_api_key"]
+
+    # the endpoint changed and the key field still holds the placeholder: a normal user's Save
+    status, body = save(host, {"rerank_endpoint": "http://127.0.0.1:8081", "rerank_api_key": placeholder})
+    answer = json.loads(body)
+    assert status == 200 and answer["ok"] is False
+    assert answer["error"].startswith("setting 'rerank_api_key': ")
+    assert "127.0.0.1:8081" in answer["error"]
+    assert STORED not in body and "sk-stored" not in body
+    assert json.loads(host.config_path().read_text())["rerank_endpoint"] == "http://127.0.0.1:8080"
+
+
+def test_other_failures_and_other_plugins_are_left_as_the_host_answers_them(host):
+    host.mount_plugin(
+        "other_plugin",
+        {"hooks.py": "def save_plugin_config(settings=None, **kwargs):\n    raise ValueError('other says no')\n"},
+    )
+    status, body = save(host, {"x": 1}, plugin="other_plugin")
+    assert status == 500 and "other says no" in body  # the host's own 500 text
+
+    # this plugin's hook failing otherwise than by a refusal: also the host's 500
+    config_store = host.import_plugin("helpers.config_store")
+    original = config_store.prepare_for_save
+    config_store.prepare_for_save = lambda *a, **k: (_ for _ in ()).throw(RuntimeError("disk full"))
+    try:
+        status, body = save(host, {"rerank_timeout": 5})
+    finally:
+        config_store.prepare_for_save = original
+    assert status == 500 and "disk full" in body
+
+
+def test_the_extension_never_raises_on_what_it_is_handed(host):
+    from helpers.extension import call_extensions_sync
+
+    point = "_functions/plugins/Plugins/_save_config/end"
+    for data in ({}, {"args": None, "exception": None}, {"args": (None, "not a dict")}, {"args": (None, {})}):
+        call_extensions_sync(point, agent=None, data=data)
+    refused = host.import_plugin("helpers.errors").SaveRefused("setting 'x': no")
+    data = {"args": (None,), "kwargs": {"input": {"plugin_name": "a0_reranker"}}, "exception": refused}
+    call_extensions_sync(point, agent=None, data=data)
+    assert data == {
+        "args": (None,),
+        "kwargs": {"input": {"plugin_name": "a0_reranker"}},
+        "exception": None,
+        "result": {"ok": False, "error": "setting 'x': no"},
+    }
