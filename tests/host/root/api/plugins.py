@@ -1,5 +1,5 @@
 """Stand-in for Agent Zero's api/plugins.py (agent0ai/agent-zero 2d95cd9f): the ``Plugins``
-handler with the three actions the settings modal uses, each ``@extension.extensible`` as
+handler with the actions the settings modal and the plugin list's README use, each ``@extension.extensible`` as
 in the host. The host imports api files by their file name, so the methods' extension
 points are ``_functions/plugins/Plugins/<method>/start|end``; a plugin's extension there
 runs here as it does there (the plugin's Save refusal is one). Any exception becomes the
@@ -10,7 +10,7 @@ from helpers.api import ApiHandler, Request, Response
 
 
 class Plugins(ApiHandler):
-    """Core plugin management API (cut down to get_config, get_default_config, save_config)."""
+    """Core plugin management API (cut down to get_config, get_default_config, save_config, get_doc)."""
 
     async def process(self, input: dict, request: Request) -> dict | Response:
         action = input.get("action", "")
@@ -20,6 +20,8 @@ class Plugins(ApiHandler):
             return self._get_default_config(input)
         if action == "save_config":
             return self._save_config(input)
+        if action == "get_doc":
+            return self._get_doc(input)
         return Response(status=400, response=f"Unknown action: {action}")
 
     @extension.extensible
@@ -76,3 +78,20 @@ class Plugins(ApiHandler):
             return Response(status=400, response="settings must be an object")
         plugins.save_plugin_config(plugin_name, project_name, agent_profile, settings)
         return {"ok": True}
+
+    @extension.extensible
+    def _get_doc(self, input: dict) -> dict | Response:
+        plugin_name = input.get("plugin_name", "")
+        doc = input.get("doc", "")
+        if not plugin_name:
+            return Response(status=400, response="Missing plugin_name")
+        if doc not in ("readme", "license"):
+            return Response(status=400, response="doc must be 'readme' or 'license'")
+        plugin_dir = plugins.find_plugin_dir(plugin_name)
+        if not plugin_dir:
+            return Response(status=404, response="Plugin not found")
+        filename = "README.md" if doc == "readme" else "LICENSE"
+        file_path = files.get_abs_path(plugin_dir, filename)
+        if not files.exists(file_path):
+            return Response(status=404, response=f"{filename} not found")
+        return {"ok": True, "content": files.read_file(file_path), "filename": filename}
