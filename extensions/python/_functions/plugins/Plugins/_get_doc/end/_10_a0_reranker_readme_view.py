@@ -15,17 +15,12 @@ class A0RerankerReadmeView(Extension):
             result = data.get("result") if isinstance(data, dict) else None
             if not isinstance(result, dict) or not result.get("ok") or result.get("filename") != "README.md":
                 return
-            if _plugin_name(data) != PLUGIN_NAME or not isinstance(result.get("content"), str):
-                return
             from usr.plugins.a0_reranker.helpers import readme_view
+            from usr.plugins.a0_reranker.helpers.host_calls import request_of
+
+            if request_of(data).get("plugin_name") != PLUGIN_NAME or not isinstance(result.get("content"), str):
+                return
 
             result["content"] = readme_view.for_agent_zero(result["content"])
         except Exception:
             pass
-
-
-def _plugin_name(data: dict) -> str:
-    """The plugin_name of the request: ``_get_doc(self, input)``."""
-    args = data.get("args")
-    request = args[1] if isinstance(args, tuple) and len(args) > 1 else (data.get("kwargs") or {}).get("input")
-    return request.get("plugin_name", "") if isinstance(request, dict) else ""

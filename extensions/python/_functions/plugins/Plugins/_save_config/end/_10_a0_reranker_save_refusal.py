@@ -19,7 +19,11 @@ class A0RerankerSaveRefusal(Extension):
     def execute(self, data=None, **kwargs):
         try:
             refusal = data.get("exception") if isinstance(data, dict) else None
-            if not _is_refusal(refusal) or _plugin_name(data) != PLUGIN_NAME:
+            if not _is_refusal(refusal):
+                return
+            from usr.plugins.a0_reranker.helpers.host_calls import request_of
+
+            if request_of(data).get("plugin_name") != PLUGIN_NAME:
                 return
             data["result"] = {"ok": False, "error": str(refusal)}
             data["exception"] = None
@@ -32,10 +36,3 @@ def _is_refusal(exc) -> bool:
     # hook raising a class object other than the one this file would import.
     kind = type(exc)
     return kind.__name__ == "SaveRefused" and kind.__module__.startswith("usr.plugins.a0_reranker.")
-
-
-def _plugin_name(data: dict) -> str:
-    """The plugin_name of the Save's request: ``_save_config(self, input)``."""
-    args = data.get("args")
-    request = args[1] if isinstance(args, tuple) and len(args) > 1 else (data.get("kwargs") or {}).get("input")
-    return request.get("plugin_name", "") if isinstance(request, dict) else ""
