@@ -36,6 +36,40 @@ def test_an_answer_of_the_wrong_length_leaves_the_say_unmeasured_and_never_raise
     assert result.say == "unmeasured" and "scores for 8 calibration memories" in result.reason
 
 
+def test_the_set_is_embedded_only_for_a_reranker_that_could_earn_a_say():
+    """Embedding the set is the calibration's cost (about 8 s with all-MiniLM-L6-v2 on two
+    cores, once per embedder): no embedder's figure can give a reranker below SOME_AT_LEAST a
+    say, so one that scores below it is not compared with a fresh measurement."""
+    from helpers.deadline import Deadline
+
+    class CountingEmbedder(HashEmbeddings):
+        texts = 0
+
+        async def aembed_documents(self, texts):
+            CountingEmbedder.texts += len(texts)
+            return self.embed_documents(texts)
+
+    async def alike(query, documents, deadline):  # every memory the same: each answer ranked last
+        return [0.5] * len(documents)
+
+    async def knowing(query, documents, deadline):  # the answer first, wherever it stands
+        item = next(i for i in calibration.ITEMS if i.query == query)
+        return [1.0 if d == item.candidates[item.answer] else 0.0 for d in documents]
+
+    calibration.forget()
+    hopeless = asyncio.run(calibration.measure(alike, Deadline.after(30), CountingEmbedder(256)))
+    assert hopeless.say == "none" and hopeless.reranker < calibration.SOME_AT_LEAST
+    assert CountingEmbedder.texts == 0 and hopeless.embedder == calibration.DEFAULT_EMBEDDER_MRR
+
+    strong = asyncio.run(calibration.measure(knowing, Deadline.after(30), CountingEmbedder(256)))
+    assert strong.say == "full" and strong.embedder_name == "Agent Zero's embedder"
+    assert CountingEmbedder.texts == sum(1 + len(i.candidates) for i in calibration.ITEMS)
+    # and the weak one is now shown beside the figure measured last
+    again = asyncio.run(calibration.measure(alike, Deadline.after(30), CountingEmbedder(256)))
+    assert again.embedder == strong.embedder and again.say == "none"
+    calibration.forget()
+
+
 def test_a_tie_counts_against_the_answer():
     assert calibration.reciprocal_rank([0.9, 0.1, 0.1], 0) == 1.0
     assert calibration.reciprocal_rank([0.5, 0.5, 0.5], 0) == pytest.approx(1 / 3)  # alike: the worst rank

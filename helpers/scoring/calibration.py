@@ -373,7 +373,14 @@ async def measure(
                     return await score(item.query, item.candidates + item.unrelated, deadline)
 
             answers = await asyncio.gather(*(one(item) for item in items))
-            embedder_mrr, embedder_name = await embedder_score(embedder, items)
+            short = _short_answer(answers, items)
+            # Below SOME_AT_LEAST no embedder's figure can give a reranker a say (say_for,
+            # Trust.surely_better): the set is not embedded for it (about 8 s with
+            # all-MiniLM-L6-v2 on two cores, the first time an embedder is asked; BM25 and an
+            # embedding model served as a reranker score below it), and the figure shown
+            # beside its own is the last one measured, else the default embedder's.
+            hopeful = short is None and mean_reciprocal_rank(answers, items) >= SOME_AT_LEAST
+            embedder_mrr, embedder_name = await embedder_score(embedder if hopeful else None, items)
     except asyncio.CancelledError:
         raise
     except TimeoutError:
@@ -393,15 +400,8 @@ async def measure(
             **asked,
         )
     seconds = time.monotonic() - started
-    for scores, item in zip(answers, items):
-        sent = len(item.candidates) + len(item.unrelated)
-        if len(scores) != sent:  # a scorer's contract, checked rather than trusted
-            return Trust(
-                UNMEASURED,
-                seconds=seconds,
-                reason=words.calibration_short_answer(len(scores), sent),
-                **asked,
-            )
+    if short is not None:
+        return Trust(UNMEASURED, seconds=seconds, reason=short, **asked)
     return Trust.from_figures(
         mean_reciprocal_rank(answers, items),
         embedder_mrr,
@@ -411,6 +411,16 @@ async def measure(
         unrelated_relevant=unrelated_called_relevant(answers, items, scale),
         **asked,
     )
+
+
+def _short_answer(answers: Sequence[Sequence[float]], items: Sequence[Item]) -> str | None:
+    """Why the answers cannot be read (one not a score per memory sent), or None: a scorer's
+    contract, checked rather than trusted."""
+    for scores, item in zip(answers, items):
+        sent = len(item.candidates) + len(item.unrelated)
+        if len(scores) != sent:
+            return words.calibration_short_answer(len(scores), sent)
+    return None
 
 
 def mean_reciprocal_rank(answers: Sequence[Sequence[float]], items: Sequence[Item]) -> float:
