@@ -374,12 +374,13 @@ async def measure(
 
             answers = await asyncio.gather(*(one(item) for item in items))
             short = _short_answer(answers, items)
+            mrr = mean_reciprocal_rank(answers, items) if short is None else 0.0
             # Below SOME_AT_LEAST no embedder's figure can give a reranker a say (say_for,
             # Trust.surely_better): the set is not embedded for it (about 8 s with
             # all-MiniLM-L6-v2 on two cores, the first time an embedder is asked; BM25 and an
             # embedding model served as a reranker score below it), and the figure shown
             # beside its own is the last one measured, else the default embedder's.
-            hopeful = short is None and mean_reciprocal_rank(answers, items) >= SOME_AT_LEAST
+            hopeful = mrr >= SOME_AT_LEAST
             embedder_mrr, embedder_name = await embedder_score(embedder if hopeful else None, items)
     except asyncio.CancelledError:
         raise
@@ -403,7 +404,7 @@ async def measure(
     if short is not None:
         return Trust(UNMEASURED, seconds=seconds, reason=short, **asked)
     return Trust.from_figures(
-        mean_reciprocal_rank(answers, items),
+        mrr,
         embedder_mrr,
         embedder_name=embedder_name,
         seconds=seconds,

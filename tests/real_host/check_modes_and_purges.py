@@ -134,13 +134,9 @@ async def main():
 
 async def check_utility_test_connection(agent) -> None:
     """Test connection for the utility judge, with and without a chat to take the model from."""
-    from flask import Flask
     from helpers import plugins
-    from helpers.api import ApiHandler
-    from helpers.modules import load_classes_from_file
 
-    handler_file = str(session.plugin_dir / "api" / "test_connection.py")
-    handler = load_classes_from_file(handler_file, ApiHandler)[0](Flask("test_connection"), threading.Lock())
+    handler = hs.plugin_api_handler(session, "test_connection")
     form = dict(plugins.get_default_plugin_config(hs.PLUGIN), rerank_api="utility", rerank_timeout=6.0)
     for payload in ({"config": form}, {"config": form, "context": agent.context.id}):
         which = "with" if "context" in payload else "no"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import threading
 import time
 import traceback
 
@@ -49,10 +48,7 @@ async def main():
         return
     import initialize
     from agent import AgentContext, UserMessage
-    from flask import Flask
     from helpers import plugins
-    from helpers.api import ApiHandler
-    from helpers.modules import load_classes_from_file
     from plugins._memory.helpers.memory import Memory
 
     use_the_server_as_utility_model()
@@ -73,8 +69,7 @@ async def main():
     hs.save_config(rerank_api="utility", rerank_timeout=TIMEOUT_S)
 
     # Test connection with the chat's context: the probe asks the model through the host
-    handler_file = str(session.plugin_dir / "api" / "test_connection.py")
-    handler = load_classes_from_file(handler_file, ApiHandler)[0](Flask("test_connection"), threading.Lock())
+    handler = hs.plugin_api_handler(session, "test_connection")
     form = dict(plugins.get_default_plugin_config(hs.PLUGIN), rerank_api="utility", rerank_timeout=TIMEOUT_S)
     started = time.monotonic()
     try:

@@ -133,6 +133,19 @@ async def fill_store(db, *, solutions: bool = True, knowledge: bool = False) -> 
             )
 
 
+def plugin_api_handler(session: Session, name: str):
+    """The plugin's API handler ``api/<name>.py``, loaded as the host's route loads it, ready to
+    ``process(input, request)`` without a web server."""
+    import threading
+
+    from flask import Flask
+    from helpers.api import ApiHandler
+    from helpers.modules import load_classes_from_file
+
+    handler_cls = load_classes_from_file(str(session.plugin_dir / "api" / f"{name}.py"), ApiHandler)[0]
+    return handler_cls(Flask(name), threading.Lock())
+
+
 def recall_class(agent, name: str = "RecallMemories"):
     """The class the host's extension loader yields, not one imported by path: the same module object."""
     from helpers import extension
