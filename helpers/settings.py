@@ -213,6 +213,8 @@ def coerce(key: str, value: Any) -> Any:
 
     def bad() -> SettingsError:  # built only when raised: coerce runs for every key on every load
         if key == "rerank_api_key":  # a key's value is never shown, not even a wrong one
+            if isinstance(value, str):  # text refused only for its length: say that, not the text
+                return SettingsError(key, words.got_chars_expected(len(value), limit.describe()))
             return SettingsError(key, words.got_kind_expected_text(type(value).__name__))
         return SettingsError(key, words.got_expected(shown(value), limit.describe()))
 

@@ -107,3 +107,13 @@ def test_a_text_setting_of_a_megabyte_is_refused_by_name(key):
     with pytest.raises(SettingsError) as info:
         Settings.from_mapping({key: "http://h/" + "x" * 1_000_000})
     assert info.value.key == key and "at most 4,096 characters" in str(info.value)
+
+
+def test_a_key_of_a_megabyte_is_refused_for_its_length_without_being_quoted():
+    key = "sk-" + "Q" * 1_000_000
+    with pytest.raises(SettingsError) as info:
+        Settings.from_mapping({"rerank_api_key": key})
+    message = str(info.value)
+    assert info.value.key == "rerank_api_key"
+    assert "got 1,000,003 characters, expected text of at most 4,096 characters" in message
+    assert "QQQ" not in message and "sk-" not in message

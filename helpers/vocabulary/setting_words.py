@@ -27,6 +27,10 @@ def got_expected(shown: str, expected: str) -> str:
     return f"got {shown}, expected {expected}"
 
 
+def got_chars_expected(chars: int, expected: str) -> str:
+    return f"got {chars:,} characters, expected {expected}"
+
+
 def got_kind_expected_text(kind: str) -> str:
     return f"got a {kind}, expected text"
 
