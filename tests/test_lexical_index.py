@@ -250,19 +250,58 @@ def test_the_postings_add_nothing_for_the_garbage_collector_to_track(host):
     host.run(main())
 
 
-def test_ties_go_by_id_across_the_cut_and_as_the_filter_reads_deeper(host):
+def test_ties_go_newest_stored_first_across_the_cut_and_as_the_filter_reads_deeper(host):
     async def main():
         same = "Invoice QX-7741 noted."
         memory, ids = await _store(host, [same] * 150)
         solution_ids = await host.insert(memory, [same] * 3, area="solutions")
-        every = sorted(ids + solution_ids)
+        newest_first = (ids + solution_ids)[::-1]
         found = await _index(host).search(memory.db, "QX-7741", 3, None)
-        assert [doc.metadata["id"] for doc, _ in found] == every[:3]
+        assert [doc.metadata["id"] for doc, _ in found] == newest_first[:3]
+        found = await _index(host).search(memory.db, "QX-7741", 70, None)  # past the cut of 64
+        assert [doc.metadata["id"] for doc, _ in found] == newest_first[:70]
         from plugins._memory.helpers.memory import Memory
 
-        solutions = Memory._get_comparator("area == 'solutions'")
-        found = await _index(host).search(memory.db, "QX-7741", 5, solutions)
-        assert [doc.metadata["id"] for doc, _ in found] == sorted(solution_ids)
+        main_area = Memory._get_comparator("area == 'main'")
+        found = await _index(host).search(memory.db, "QX-7741", 5, main_area)  # reads deeper
+        assert [doc.metadata["id"] for doc, _ in found] == ids[::-1][:5]
+
+    host.run(main())
+
+
+def test_ties_follow_the_stored_order_whatever_ids_the_host_draws(host, monkeypatch):
+    """The real host draws its ids at random: which of two memories the words cannot tell
+    apart comes first must not depend on them (the bench and the host would differ)."""
+    from helpers import guids
+
+    same = ["Invoice QX-7741 noted by Ann.", "Invoice QX-7741 noted by Bob.", "Invoice QX-7741 noted by Cy."]
+
+    async def order_with(ids_drawn):
+        drawn = iter(ids_drawn)
+        monkeypatch.setattr(guids, "generate_id", lambda length=8: next(drawn))
+        memory, _ = await _store(host, same)
+        return _texts(await _index(host).search(memory.db, "QX-7741 invoice noted", 3, None))
+
+    async def main():
+        ascending = await order_with(["a1", "b2", "c3"])
+        descending = await order_with(["z9", "y8", "x7"])
+        assert ascending == descending == same[::-1]
+
+    host.run(main())
+
+
+def test_an_edited_memory_ties_as_the_newest(host):
+    async def main():
+        same = "Invoice QX-7741 noted."
+        memory, ids = await _store(host, [same] * 3)
+        assert await _index(host).search(memory.db, "QX-7741", 1, None)
+        from langchain_core.documents import Document
+
+        # Agent Zero edits a memory by deleting it and adding it back under its id.
+        edited = Document(page_content="Invoice QX-7741 noted!", metadata={"id": ids[0], "area": "main"})
+        await memory.update_documents([edited])
+        found = await _index(host).search(memory.db, "QX-7741", 3, None)
+        assert [doc.metadata["id"] for doc, _ in found] == [ids[0], ids[2], ids[1]]
 
     host.run(main())
 

@@ -246,9 +246,9 @@ class StoreIndex:
         self, docstore: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None
     ) -> list[tuple[Any, float]]:
         """Runs in a worker thread: the best ``depth`` memories for ``text`` passing the
-        caller's filter, best first (ties by id, so the order never depends on the store's
-        history). Reads the ranking from its head, four times deeper each time the filter
-        leaves too few, so a filter few memories pass costs no sort of every match."""
+        caller's filter, best first (ties newest stored first: see ``_head``). Reads the
+        ranking from its head, four times deeper each time the filter leaves too few, so a
+        filter few memories pass costs no sort of every match."""
         with self.lock:
             slots, values = self.scores(text)
             out: list[tuple[Any, float]] = []
@@ -265,22 +265,28 @@ class StoreIndex:
             return out
 
     def _head(self, slots: Any, values: Any, wanted: int) -> list[tuple[str, float]]:
-        """The ``wanted`` best, best first, ties by id: a longer head starts with every
-        shorter one. Memories tied at the cut (thousands, when most of them hold the same
-        words as often) are not sorted, only the first of their ids taken."""
+        """The ``wanted`` best, best first, ties newest stored first (the higher slot: the
+        store's own order, which a restart keeps and an edit moves to the end): of two memories
+        the words cannot tell apart, the later one is the likelier to hold what is true now,
+        and the order is the one the store's history gives, never that of ids the host draws
+        at random. A longer head starts with every shorter one. Memories tied at the cut
+        (thousands, when most of them hold the same words as often) are not sorted, only the
+        newest of them taken."""
         import numpy as np
 
-        ids = self.ids
         if wanted < len(values):
             cut = np.partition(values, len(values) - wanted)[len(values) - wanted]
             above = values > cut
-            tied = heapq.nsmallest(wanted - int(above.sum()), [ids[s] for s in slots[values == cut].tolist()])
+            tied = heapq.nlargest(wanted - int(above.sum()), slots[values == cut].tolist())
             slots, values = slots[above], values[above]
         else:
             cut, tied = 0.0, []
-        # (-score, id) pairs sort in C, with no key function called per memory.
-        head = sorted(zip((-values).tolist(), [ids[s] for s in slots.tolist()]))
-        return [(doc_id, -negated) for negated, doc_id in head] + [(doc_id, float(cut)) for doc_id in tied]
+        # (-score, -slot) pairs sort in C, with no key function called per memory.
+        head = sorted(zip((-values).tolist(), (-slots).tolist()))
+        ids = self.ids
+        return [(ids[-negated_slot], -negated) for negated, negated_slot in head] + [
+            (ids[slot], float(cut)) for slot in tied
+        ]
 
 
 _indexes: "weakref.WeakKeyDictionary[Any, StoreIndex]" = weakref.WeakKeyDictionary()
