@@ -479,6 +479,49 @@ def test_clear_stored_key(panel):
     expect(key_input).to_have_value(PLACEHOLDER)
 
 
+def test_the_key_hint_says_save_refuses_the_stored_key_for_another_server(panel):
+    """The stored key was saved with no endpoint: naming a server with the placeholder kept is
+    what Save refuses (helpers/config_store.py), so the form says so before Save."""
+    state = panel.page.get_by_test_id("key-state")
+    expect(state).to_contain_text("for the server it was saved with only")
+    panel.field("rerank_endpoint").fill("http://127.0.0.1:8080/rerank")
+    expect(state).to_contain_text("for no endpoint only")
+    expect(state).to_contain_text("Save refuses the stored key there")
+    panel.field("rerank_api_key").fill("typed-key")  # a key for this server: nothing to warn of
+    expect(state).to_contain_text("A new key")
+    panel.page.get_by_role("button", name="Keep stored key").click()
+    expect(state).to_contain_text("Save refuses the stored key there")
+    panel.field("rerank_endpoint").fill("")  # back to the server it was saved for
+    expect(state).to_contain_text("for the server it was saved with only")
+
+
+def test_the_panels_origin_is_the_one_save_binds_a_key_to(panel):
+    """The key hint's origin (webui) and Save's (helpers/stored_key.py) must agree, or the
+    hint would warn of a refusal Save does not make, or miss one it does."""
+    from helpers import stored_key
+
+    urls = [
+        "http://127.0.0.1:8080/rerank",
+        "HTTP://Reranker.Example.COM/v1/rerank",
+        "https://api.cohere.com/v2/rerank",
+        "https://api.cohere.com:443",
+        "http://[::1]:7997/rerank",
+        "http://user:pw@host.lan:9000/",
+        "  http://host.lan/  ",
+        "ftp://host.lan/",
+        "not a url",
+        "",
+    ]
+    shown = panel.page.evaluate(
+        """async (urls) => {
+            const m = await import("/plugins/a0_reranker/webui/a0-reranker-store.js");
+            return urls.map((u) => m.origin(u));
+        }""",
+        urls,
+    )
+    assert shown == [stored_key.origin(url) for url in urls]
+
+
 def test_light_theme(browser, site, servers):
     context = browser.new_context(viewport={"width": 1100, "height": 1000})
     context.set_default_timeout(PAGE_TIMEOUT_MS)

@@ -54,6 +54,7 @@ FIELD_ATTRS = {
     "wide",
     "active_when",
     "shown_when",
+    "sent_to",
 }
 KIND_BRANCH = re.compile(r"field\.kind === '(\w+)'")
 BINDING = "config[field.key]"
@@ -132,6 +133,8 @@ def test_each_field_has_label_help_and_a_control_for_its_type(key):
     assert len(field["help"]) >= 30, f"{key}: no help text"
     assert field["kind"] in KINDS, f"{key}: unknown kind {field['kind']!r}"
     assert limit.kind in KINDS[field["kind"]], f"{key}: a {field['kind']} control cannot edit a {limit.kind}"
+    if "sent_to" in field:  # the field whose server a stored key goes to (the panel's key hint)
+        assert field["kind"] == "secret" and FIELDS[field["sent_to"]]["kind"] == "text", key
     if "states" in field or "help_off" in field:
         assert field["kind"] == "toggle", f"{key}: states / help_off belong to toggles"
     if "states" in field:

@@ -44,6 +44,19 @@ async function callApi(handler, data) {
   return await callJsonApi(`${PLUGIN_API}/${handler}`, data);
 }
 
+// scheme://host:port of a URL, as helpers/stored_key.origin writes it ("" for none): a stored
+// key goes only to the server (origin) it was saved for, and Save refuses it for another.
+export function origin(url) {
+  try {
+    const parsed = new URL(String(url ?? "").trim());
+    const scheme = parsed.protocol.replace(/:$/, "").toLowerCase();
+    const port = parsed.port || { http: "80", https: "443" }[scheme];
+    return port && parsed.hostname ? `${scheme}://${parsed.hostname}:${port}` : "";
+  } catch {
+    return "";
+  }
+}
+
 // --- the status view -----------------------------------------------------------------------
 
 function yesNo(value) {
@@ -117,6 +130,7 @@ const model = {
   status: null, // the status handler's `status`
   statusError: "",
   keyStoredAtOpen: {}, // secret key -> it held the placeholder when the panel opened
+  keyServerAtOpen: {}, // secret key -> the origin of its `sent_to` field when the panel opened
 
   // --- lifecycle (x-init / x-destroy of the panel) -------------------------------------
   async onOpen(config) {
@@ -126,6 +140,7 @@ const model = {
     if (!this.groups.length) await this.loadForm(); // once per page, like the host's component cache
     const secrets = this.fields().filter((field) => field.kind === "secret");
     this.keyStoredAtOpen = Object.fromEntries(secrets.map((f) => [f.key, config?.[f.key] === API_KEY_PLACEHOLDER]));
+    this.keyServerAtOpen = Object.fromEntries(secrets.map((f) => [f.key, origin(config?.[f.sent_to])]));
   },
 
   onClose() {
@@ -182,10 +197,21 @@ const model = {
   // --- secrets (the API key): the field holds the placeholder, never the stored key -------
   keyState(config, key) {
     const value = config?.[key] ?? "";
+    if (value === API_KEY_PLACEHOLDER && this.keyGoesElsewhere(config, key)) {
+      const savedFor = this.keyServerAtOpen[key] || "no endpoint";
+      return `A key is stored (hidden), for ${savedFor} only: the endpoint now names another server, and Save refuses the stored key there. Type this server's key, or clear the field if it needs none.`;
+    }
     if (value === API_KEY_PLACEHOLDER) return "A key is stored (hidden), for the server it was saved with only. Type a new key to replace it.";
     if (value) return "A new key: it is stored in usr/.env, not in config.json, when you press Save.";
     if (this.keyStoredAtOpen[key]) return "The stored key will be removed when you press Save.";
     return "No key stored. Local servers usually need none.";
+  },
+
+  // The placeholder kept while the endpoint moved to another server: Save would refuse it
+  // (helpers/config_store.py), so the form says so before Save is pressed.
+  keyGoesElsewhere(config, key) {
+    const field = this.fields().find((f) => f.key === key);
+    return Boolean(field?.sent_to) && origin(config?.[field.sent_to]) !== this.keyServerAtOpen[key];
   },
 
   // "Keep stored key" undoes a typed or cleared key while the saved config still has one.
