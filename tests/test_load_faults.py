@@ -190,6 +190,14 @@ class Rig:
         memory_module = importlib.import_module("plugins._memory.helpers.memory")
         if _AST_RACE:  # the host's modules are purged when the test ends: no need to restore
             memory_module.simple_eval = _serialised(memory_module.simple_eval)
+        # A store learns from its searches whether its words lead (store_agreement.py): a
+        # run of strong word matches its embedder missed can flip a new-chat search's order
+        # while the load runs, and which searches come first is the threads' interleaving.
+        # These tests check concurrency, faults and the cache against answers fixed in
+        # advance, so the embedder leads throughout; the tally is still kept from every loop
+        # at once. What the store learns is tests/test_store_agreement.py's.
+        agreement = host.import_plugin("helpers.recall.store_agreement")
+        agreement.words_lead = lambda db: False
         self.recall = host.import_plugin("helpers.recall.wrapper")
         self.recall_settings = host.import_plugin("helpers.settings_cache")
         assert self.recall.ensure_wrapped()
