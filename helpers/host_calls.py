@@ -6,6 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from .settings import PLUGIN_NAME
+
+
+def for_this_plugin(data: Any) -> bool:
+    """Whether the host call ``data`` describes is a request about this plugin (its
+    ``plugin_name``): the plugin's extensions of the host's plugin actions leave every other
+    plugin's alone."""
+    return request_of(data).get("plugin_name") == PLUGIN_NAME
+
 
 def request_of(data: Any) -> dict:
     """The ``input`` of an API handler's action (``_save_config(self, input)``, ...), or {}."""

@@ -1,7 +1,5 @@
 from helpers.extension import Extension
 
-PLUGIN_NAME = "a0_reranker"
-
 
 class A0RerankerReadmeView(Extension):
     """This plugin's README in Agent Zero's plugin list without broken images and links: the
@@ -16,9 +14,9 @@ class A0RerankerReadmeView(Extension):
             if not isinstance(result, dict) or not result.get("ok") or result.get("filename") != "README.md":
                 return
             from usr.plugins.a0_reranker.helpers import readme_view
-            from usr.plugins.a0_reranker.helpers.host_calls import request_of
+            from usr.plugins.a0_reranker.helpers.host_calls import for_this_plugin
 
-            if request_of(data).get("plugin_name") != PLUGIN_NAME or not isinstance(result.get("content"), str):
+            if not for_this_plugin(data) or not isinstance(result.get("content"), str):
                 return
 
             result["content"] = readme_view.for_agent_zero(result["content"])

@@ -1,7 +1,5 @@
 from helpers.extension import Extension
 
-PLUGIN_NAME = "a0_reranker"
-
 
 class A0RerankerSaveRefusal(Extension):
     """Tell the user why a Save was refused, in the settings modal.
@@ -21,9 +19,9 @@ class A0RerankerSaveRefusal(Extension):
             refusal = data.get("exception") if isinstance(data, dict) else None
             if not _is_refusal(refusal):
                 return
-            from usr.plugins.a0_reranker.helpers.host_calls import request_of
+            from usr.plugins.a0_reranker.helpers.host_calls import for_this_plugin
 
-            if request_of(data).get("plugin_name") != PLUGIN_NAME:
+            if not for_this_plugin(data):
                 return
             data["result"] = {"ok": False, "error": str(refusal)}
             data["exception"] = None
