@@ -8,7 +8,6 @@ Run by run.sh: python check_install_and_recall.py AGENT_ZERO_COPY REPORT_DIR
 from __future__ import annotations
 
 import json
-import threading
 import traceback
 
 import host_session as hs
@@ -225,9 +224,7 @@ async def main():
 
 async def check_api_handlers(defaults: dict) -> None:
     """The handlers called as the host's ApiHandler.process; check_api_routes.py goes through the route."""
-    from flask import Flask, request
-    from helpers.api import ApiHandler
-    from helpers.modules import load_classes_from_file
+    from flask import request
 
     unreachable = dict(defaults, rerank_endpoint="http://127.0.0.1:9", rerank_timeout=2.0)
     cases = (
@@ -235,15 +232,12 @@ async def check_api_handlers(defaults: dict) -> None:
         ("test_connection.py", [{"config": dict(defaults)}, {"config": unreachable}, {}, {"config": "garbage"}]),
         ("settings_fields.py", [{}]),
     )
-    app = Flask("a0_reranker_real_host")
-    lock = threading.Lock()
     for file_name, payloads in cases:
         try:
-            cls = load_classes_from_file(str(session.plugin_dir / "api" / file_name), ApiHandler)[0]
-            handler = cls(app, lock)
+            handler = hs.plugin_api_handler(session, file_name[:-3])
             for payload in payloads:
                 path = f"/api/plugins/{hs.PLUGIN}/{file_name[:-3]}"
-                with app.test_request_context(path, method="POST", json=payload):
+                with handler.app.test_request_context(path, method="POST", json=payload):
                     answer = await handler.process(payload, request)
                 check(f"api {file_name} {json.dumps(payload)[:60]}", isinstance(answer, dict), json.dumps(answer)[:400])
         except Exception:
