@@ -12,6 +12,8 @@ import re
 from collections import Counter
 from typing import Sequence
 
+from .stemming import stem
+
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.+#-]*[a-z0-9+#]|[a-z0-9]")
 _STOP = frozenset(
     """a an and are as at be but by can could did do does for from had has have how i if in into is it its
@@ -23,16 +25,9 @@ _STOP = frozenset(
 _K1, _B = 1.2, 0.75
 
 
-def _stem(word: str) -> str:
-    # A light suffix strip so "backups"/"backup" and "configured"/"configure" meet.
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
 def tokens(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP]
+    """The words BM25 matches on: lowercase, stop words left out, each stemmed (stemming.py)."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
 def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
