@@ -77,6 +77,18 @@ def prepare_for_save(
     return out
 
 
+def refusal(settings: Any) -> SettingsError | None:
+    """What Save would refuse in a form, asked before Save is pressed (api/settings_check.py):
+    ``prepare_for_save``'s own checks on a dry run that stores nothing, no key written and no
+    origin recorded. Whether a stored key may go to the form's endpoint is left to the panel's
+    key hint, which knows the server the key was saved for; this check knows no stored key."""
+    try:
+        prepare_for_save(settings, lambda _variable, _value: None, {}, origins=stored_key.Origins(None))
+    except SettingsError as exc:
+        return exc
+    return None
+
+
 def _keep_stored_key(
     variable: str,
     saved_for: str,

@@ -495,6 +495,37 @@ def test_the_key_hint_says_save_refuses_the_stored_key_for_another_server(panel)
     expect(state).to_contain_text("for the server it was saved with only")
 
 
+def test_the_form_names_what_save_would_refuse_before_save(panel):
+    """What the browser cannot judge (a URL's scheme, a path out of its folder, a key with a
+    space) is asked of api/settings_check.py as the user types: the refusal shows under its
+    field and beside Test connection, in Save's words, and goes when the value is mended."""
+    summary = panel.page.get_by_test_id("save-refusal")
+    expect(summary).to_be_hidden()
+    for key, value, words in [
+        ("rerank_endpoint", "ftp://127.0.0.1:8080/rerank", "expected an http:// or https:// URL"),
+        ("rerank_api_key", "sk-typed key", "an API key is printable ASCII without spaces"),
+    ]:
+        before = panel.config()[key]
+        panel.field(key).fill(value)
+        expect(panel.row(key).get_by_test_id("field-refusal")).to_contain_text(f"setting '{key}': ")
+        expect(panel.row(key).get_by_test_id("field-refusal")).to_contain_text(words)
+        expect(summary).to_contain_text(f"Save will refuse this form: setting '{key}': ")
+        if key == "rerank_endpoint":
+            summary.scroll_into_view_if_needed()
+            panel.page.screenshot(path=str(SHOTS / "save-refusal.png"))
+        panel.field(key).fill(before)
+        expect(panel.row(key).get_by_test_id("field-refusal")).to_be_hidden()
+        expect(summary).to_be_hidden()
+    assert "sk-typed key" not in "".join(panel.bodies())  # the check never echoes a key
+
+    # a number out of range says so itself, once: the browser's words, not the server's too
+    panel.field("rerank_timeout").fill("999")
+    expect(panel.page.get_by_test_id("invalid-summary")).to_be_visible()
+    panel.page.wait_for_function("() => Alpine.store('a0Reranker').refusal.setting === 'rerank_timeout'")
+    expect(panel.row("rerank_timeout").get_by_test_id("field-refusal")).to_be_hidden()
+    expect(summary).to_be_hidden()
+
+
 def test_the_panels_origin_is_the_one_save_binds_a_key_to(panel):
     """The key hint's origin (webui) and Save's (helpers/stored_key.py) must agree, or the
     hint would warn of a refusal Save does not make, or miss one it does."""

@@ -11,6 +11,7 @@ Driven through the stand-in host's api/plugins.py, as the modal calls it."""
 from __future__ import annotations
 
 import json
+import os
 
 STORED = "sk-stored-key-0123456789"
 
@@ -82,3 +83,55 @@ def test_the_extension_never_raises_on_what_it_is_handed(host):
         "exception": None,
         "result": {"ok": False, "error": "setting 'x': no"},
     }
+
+
+# --- the same refusals, asked before Save (api/settings_check.py) -----------------------------
+
+
+def check(host, form) -> dict:
+    answer = host.run(host.call_api("plugins/a0_reranker/settings_check", {"config": form}))
+    assert answer.status_code == 200
+    return answer.get_json()
+
+
+def _tree(root) -> dict:
+    return {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_the_panel_learns_before_save_what_save_refuses_in_the_same_words(host):
+    """The refusals the browser cannot judge itself: an endpoint of another scheme, a log
+    path out of its folder, a key with a space, one too long. Each is named with the words
+    Save uses, and the check stores nothing: not the form, not the typed key, no origin."""
+    usr = host.config_path().parents[2]  # usr/: the configs, .env and the keys' origins
+    before = _tree(usr)
+    typed_key = "sk-typed key-9876"
+    for setting, value in [
+        ("rerank_endpoint", "ftp://127.0.0.1:8080/rerank"),
+        ("rerank_shadow_log", "../../etc/recall.jsonl"),
+        ("rerank_api_key", typed_key),
+        ("rerank_api_key", "k" * 5_000),
+        ("rerank_timeout", 999),
+    ]:
+        form = {"rerank_endpoint": "http://127.0.0.1:8080", setting: value}
+        answer = check(host, form)
+        status, body = save(host, form)
+        assert answer == {"ok": False, "setting": setting, "error": json.loads(body)["error"]}
+        assert answer["error"].startswith(f"setting '{setting}': ")
+        assert typed_key not in json.dumps(answer) and "k" * 100 not in json.dumps(answer)
+    assert _tree(usr) == before
+
+
+def test_a_form_save_takes_is_answered_ok_and_nothing_is_stored(host):
+    usr = host.config_path().parents[2]
+    before = _tree(usr)
+    form = {"rerank_endpoint": "https://api.example.com/v2/rerank", "rerank_api_key": "sk-new-key-123"}
+    assert check(host, form) == {"ok": True}
+    assert check(host, {}) == {"ok": True}
+    assert _tree(usr) == before
+    assert "sk-new-key-123" not in os.environ.values()
+
+
+def test_a_hand_made_request_is_answered_naming_what_is_wrong(host):
+    for form in (None, [], "rerank_endpoint=ftp://x", 7):
+        answer = check(host, form)
+        assert answer["ok"] is False and answer["setting"] == "config", answer

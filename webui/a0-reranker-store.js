@@ -17,6 +17,10 @@ export const API_KEY_PLACEHOLDER = "************";
 // form, from helpers/vocabulary/: the chat, the status tool and the CLI use the same.
 const NO_WORDS = { verdicts: {}, modes: {} };
 
+// What Save would refuse is asked this long after the last change to the form, not per key.
+const CHECK_AFTER_MS = 300;
+const NO_REFUSAL = { setting: "", error: "" };
+
 function fmtNumber(n) {
   return Number.isInteger(n) ? String(n) : String(+n.toPrecision(6));
 }
@@ -131,11 +135,17 @@ const model = {
   statusError: "",
   keyStoredAtOpen: {}, // secret key -> it held the placeholder when the panel opened
   keyServerAtOpen: {}, // secret key -> the origin of its `sent_to` field when the panel opened
+  refusal: NO_REFUSAL, // what Save would refuse in the form as it stands: {setting, error}
+  checked: null, // the form (as JSON) last sent to be checked
+  checkTimer: null,
+  checkAsked: 0, // each check's number: a late answer to an older form is dropped
 
   // --- lifecycle (x-init / x-destroy of the panel) -------------------------------------
   async onOpen(config) {
     this.testing = false;
     this.test = null;
+    this.refusal = NO_REFUSAL;
+    this.checked = null;
     this.refreshStatus();
     if (!this.groups.length) await this.loadForm(); // once per page, like the host's component cache
     const secrets = this.fields().filter((field) => field.kind === "secret");
@@ -145,6 +155,7 @@ const model = {
 
   onClose() {
     this.test = null;
+    clearTimeout(this.checkTimer);
   },
 
   // --- the form ---------------------------------------------------------------------------
@@ -192,6 +203,39 @@ const model = {
   invalidFields(config) {
     if (!config) return [];
     return this.fields().filter((field) => field.key in config && this.rangeError(field, config[field.key]));
+  },
+
+  // --- what Save would refuse (api/settings_check.py) -----------------------------------
+  // The browser checks number ranges itself (rangeError). A URL, a path or a key is judged
+  // by the checks Save itself runs, on the server, a moment after the last change, so a
+  // value Save refuses is named under its field before Save is pressed.
+  checkSoon(form) {
+    if (form === this.checked) return;
+    this.checked = form;
+    clearTimeout(this.checkTimer);
+    this.checkTimer = setTimeout(() => this.checkNow(form), CHECK_AFTER_MS);
+  },
+
+  async checkNow(form) {
+    const asked = ++this.checkAsked;
+    let refusal = NO_REFUSAL;
+    try {
+      const answer = await callApi("settings_check", { config: JSON.parse(form) });
+      if (answer?.ok === false && answer.error) refusal = { setting: String(answer.setting || ""), error: String(answer.error) };
+    } catch (e) {
+      // the check is a courtesy: Save checks everything again and says why it refuses
+    }
+    if (asked === this.checkAsked) this.refusal = refusal;
+  },
+
+  // The refusal, under the field it names; a number out of range already says so itself.
+  refusalFor(field, config) {
+    return this.refusal.setting === field.key && !this.rangeError(field, config?.[field.key]) ? this.refusal.error : "";
+  },
+
+  // The refusal beside Test connection, wherever its field is: unless the ranges already say Save refuses.
+  refusalSummary(config) {
+    return this.refusal.error && !this.invalidFields(config).length ? `Save will refuse this form: ${this.refusal.error}` : "";
   },
 
   // --- secrets (the API key): the field holds the placeholder, never the stored key -------

@@ -33,6 +33,8 @@ def main():
     cases = [
         ("status", {}),
         ("settings_fields", {}),
+        ("settings_check", {"config": defaults}),
+        ("settings_check", {"config": dict(defaults, rerank_shadow_log="../x.jsonl")}),
         ("test_connection", {"config": defaults}),
         ("test_connection", {"config": dict(defaults, rerank_endpoint="http://127.0.0.1:9", rerank_timeout=2.0)}),
         ("test_connection", {"config": dict(defaults, rerank_endpoint="not a url")}),

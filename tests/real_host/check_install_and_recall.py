@@ -231,6 +231,7 @@ async def check_api_handlers(defaults: dict) -> None:
         ("status.py", [{}]),
         ("test_connection.py", [{"config": dict(defaults)}, {"config": unreachable}, {}, {"config": "garbage"}]),
         ("settings_fields.py", [{}]),
+        ("settings_check.py", [{"config": dict(defaults)}, {"config": dict(defaults, rerank_endpoint="ftp://x")}, {}]),
     )
     for file_name, payloads in cases:
         try:
