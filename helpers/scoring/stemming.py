@@ -1,9 +1,9 @@
 """The word search's stemmer: M. F. Porter's algorithm (1980), as the paper states it.
 
 BM25 only matches what it stems alike. The suffix strip this replaced cut "-es" and "-s"
-blindly, so "loves" met "lov" and never "love", "hikes" never met "hike", "studies" never
-met "study": in chat, where the question says "love" and the memory "loves", the word search
-missed what it was for. Porter's stemmer is what Lucene's English analyzer and Anserini's
+blindly, so "loves" became "lov" and never met "love", "hikes" never met "hike", "studies"
+never met "study": in chat, where the question says "love" and the memory "loves", the word
+search missed what it was for. Porter's stemmer is what Lucene's English analyzer and Anserini's
 BM25 baselines use; no rule of it was chosen on this project's benches.
 
 Only words of letters are stemmed: "2024-05-01", "c++", "node.js" and "v16" are kept whole.
