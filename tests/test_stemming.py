@@ -71,3 +71,15 @@ def test_a_question_finds_the_memory_in_another_form_of_its_words():
     memories = ["Caroline loves hiking in the mountains.", "Melanie paints landscapes.", "Caroline is a counselor."]
     scores = bm25.bm25_scores("Which hike does Caroline love?", memories)
     assert scores[0] > scores[2] > scores[1] == 0.0
+
+
+def test_a_hostile_run_of_ys_is_stemmed_in_one_pass_not_by_recursion():
+    """Whether a "y" is a consonant depends on the letter before it. Asked letter by letter
+    through the one before, 3,000 y's and a suffix overflowed the stack: a RecursionError in
+    the tokens of any message or memory holding them, so BM25 and the word index failed on
+    that store. Short runs keep the paper's alternation ("syzygy": s-y-z-y-g-y)."""
+    for word in ("y" * 3_000 + "ness", "y" * 4_000 + "e", "y" * 4_000 + "ing", "ya" * 3_000 + "ness"):
+        assert stem(word).startswith("yyy" if word[1] == "y" else "yay")
+    assert stem("y" * 5 + "ness") == "yyyyy" and stem("syzygy") == "syzygi"
+    memories = ["Caroline loves hiking.", "y" * 4_000 + "ness", "Melanie paints."]
+    assert bm25.bm25_scores("y" * 3_000 + "e and hiking", memories)[0] > 0.0

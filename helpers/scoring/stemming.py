@@ -16,50 +16,37 @@ from functools import lru_cache
 _VOWELS = frozenset("aeiou")
 
 
-def _consonant(word: str, i: int) -> bool:
-    """The paper's consonant: not a vowel, and "y" only after a vowel or first ("toy", "yes")."""
-    letter = word[i]
-    if letter in _VOWELS:
-        return False
-    if letter == "y":
-        return i == 0 or not _consonant(word, i - 1)
-    return True
+def _consonants(word: str) -> list[bool]:
+    """Which letters are the paper's consonants: not a vowel, and "y" only first or after a
+    vowel ("yes", "toy"; "syzygy" has two vowel y's). One pass: a run of y's alternates, and
+    a memory of 4,000 y's costs no more than 4,000 other letters (asking each letter by
+    asking the one before it recursed, and a long run of y's overflowed the stack)."""
+    out: list[bool] = []
+    for i, letter in enumerate(word):
+        out.append(letter not in _VOWELS and (letter != "y" or i == 0 or not out[i - 1]))
+    return out
 
 
 def _measure(stem: str) -> int:
     """m in [C](VC)^m[V]: how many vowel-consonant runs the stem has."""
-    runs, i, size = 0, 0, len(stem)
-    while i < size and _consonant(stem, i):
-        i += 1
-    while i < size:
-        while i < size and not _consonant(stem, i):
-            i += 1
-        if i == size:
-            break
-        while i < size and _consonant(stem, i):
-            i += 1
-        runs += 1
-    return runs
+    kinds = _consonants(stem)
+    return sum(1 for i in range(1, len(kinds)) if kinds[i] and not kinds[i - 1])
 
 
 def _has_vowel(stem: str) -> bool:
-    return any(not _consonant(stem, i) for i in range(len(stem)))
+    return not all(_consonants(stem))
 
 
 def _double_consonant(word: str) -> bool:
-    return len(word) >= 2 and word[-1] == word[-2] and _consonant(word, len(word) - 1)
+    return len(word) >= 2 and word[-1] == word[-2] and _consonants(word)[-1]
 
 
 def _cvc(word: str) -> bool:
     """Ends consonant-vowel-consonant, the last not w, x or y ("hop", "fil", but not "snow")."""
-    n = len(word)
-    return (
-        n >= 3
-        and _consonant(word, n - 3)
-        and not _consonant(word, n - 2)
-        and _consonant(word, n - 1)
-        and word[-1] not in "wxy"
-    )
+    if len(word) < 3 or word[-1] in "wxy":
+        return False
+    kinds = _consonants(word)
+    return kinds[-3] and not kinds[-2] and kinds[-1]
 
 
 def _step1a(word: str) -> str:
