@@ -159,6 +159,8 @@ def shown(value: Any) -> str:
         text = repr(value)
     except ValueError:  # repr() refuses integers with more than 4,300 digits
         return "a huge integer"
+    except RecursionError:  # a list in a list ... a JSON body nests as deep as its parser allows
+        return words.NESTED_TOO_DEEPLY
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f"... ({len(text):,} characters)"
 
 

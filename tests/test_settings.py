@@ -102,6 +102,17 @@ def test_an_error_quotes_a_huge_value_only_in_part(raw):
     assert len(str(info.value)) < 300 and "characters" in str(info.value)
 
 
+def test_a_value_nested_too_deeply_to_quote_is_refused_by_name_not_by_a_crash():
+    """Save (and the panel's check before it) quote a refused value; one nested deeper than
+    repr() can go raised RecursionError out of the refusal, and Save read "Save failed"."""
+    nested: list = []
+    for _ in range(5_000):
+        nested = [nested]
+    with pytest.raises(SettingsError) as info:
+        Settings.from_mapping({"rerank_timeout": nested})
+    assert info.value.key == "rerank_timeout" and "a value nested too deeply" in str(info.value)
+
+
 @pytest.mark.parametrize("key", ["rerank_model", "rerank_instruction", "rerank_local_model", "rerank_endpoint"])
 def test_a_text_setting_of_a_megabyte_is_refused_by_name(key):
     with pytest.raises(SettingsError) as info:

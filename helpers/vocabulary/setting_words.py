@@ -27,6 +27,9 @@ def got_expected(shown: str, expected: str) -> str:
     return f"got {shown}, expected {expected}"
 
 
+NESTED_TOO_DEEPLY = "a value nested too deeply"  # quoted in place of a value repr() cannot reach the end of
+
+
 def got_chars_expected(chars: int, expected: str) -> str:
     return f"got {chars:,} characters, expected {expected}"
 
