@@ -213,12 +213,14 @@ def coerce(key: str, value: Any) -> Any:
     """Coerce one raw value for ``key``; raise ``SettingsError`` if it does not fit."""
     limit = LIMITS[key]
 
-    def bad() -> SettingsError:  # built only when raised: coerce runs for every key on every load
+    # Built only when raised: coerce runs for every key on every load. ``expected``: what the
+    # value broke, where that is not its limit as a whole (a control character in a name).
+    def bad(expected: str | None = None) -> SettingsError:
         if key == "rerank_api_key":  # a key's value is never shown, not even a wrong one
             if isinstance(value, str):  # text refused only for its length: say that, not the text
                 return SettingsError(key, words.got_chars_expected(len(value), limit.describe()))
             return SettingsError(key, words.got_kind_expected_text(type(value).__name__))
-        return SettingsError(key, words.got_expected(shown(value), limit.describe()))
+        return SettingsError(key, words.got_expected(shown(value), expected or limit.describe()))
 
     if limit.kind == "bool":
         if isinstance(value, bool):
@@ -247,9 +249,9 @@ def coerce(key: str, value: Any) -> Any:
         if len(text) > MAX_TEXT_CHARS:  # a model name or a URL is short; a megabyte is a mistake or an attack
             raise bad()
         if key in _NAMES and not text.isprintable():  # a NUL or CRLF in a model name goes into request bodies
-            raise bad()
+            raise bad(words.one_line_at_most(MAX_TEXT_CHARS))
         if key == "rerank_instruction" and any(not c.isprintable() and c not in "\n\t" for c in text):
-            raise bad()
+            raise bad(words.no_control_characters_at_most(MAX_TEXT_CHARS))
         return text.strip() if key != "rerank_instruction" else text
     # numbers
     if value is None or (isinstance(value, str) and not value.strip()):

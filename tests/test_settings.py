@@ -120,6 +120,22 @@ def test_a_text_setting_of_a_megabyte_is_refused_by_name(key):
     assert info.value.key == key and "at most 4,096 characters" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("key", "raw", "expected"),
+    [
+        ("rerank_model", "bge\x00reranker", "expected one line of printable text, at most 4,096 characters"),
+        ("rerank_local_model", "cross\r\nencoder", "expected one line of printable text, at most 4,096 characters"),
+        ("rerank_instruction", "Judge\x07 this", "expected text without control characters other than line breaks"),
+    ],
+)
+def test_a_control_character_is_named_as_what_was_refused_not_the_length(key, raw, expected):
+    """A short name holding a NUL was refused with "expected text of at most 4,096
+    characters": true of the limit, and no help to whoever must find what is wrong."""
+    with pytest.raises(SettingsError) as info:
+        Settings.from_mapping({key: raw})
+    assert info.value.key == key and expected in str(info.value)
+
+
 def test_a_key_of_a_megabyte_is_refused_for_its_length_without_being_quoted():
     key = "sk-" + "Q" * 1_000_000
     with pytest.raises(SettingsError) as info:

@@ -23,6 +23,17 @@ def text_at_most(chars: int) -> str:
     return f"text of at most {chars:,} characters"
 
 
+def one_line_at_most(chars: int) -> str:
+    """A model name's limit, said where it held a control character (a NUL, a line break)."""
+    return f"one line of printable text, at most {chars:,} characters"
+
+
+def no_control_characters_at_most(chars: int) -> str:
+    """The Qwen3 instruction's limit, said where it held a control character other than a
+    line break or a tab."""
+    return f"text without control characters other than line breaks and tabs, at most {chars:,} characters"
+
+
 def got_expected(shown: str, expected: str) -> str:
     return f"got {shown}, expected {expected}"
 
