@@ -105,6 +105,17 @@ def test_summaries_warnings_and_plain_text(host):
     ]
 
 
+def test_a_turn_nested_deeper_than_the_stack_is_no_conversation_not_a_crash(host):
+    """A model's reply of JSON nested 100,000 deep (json.loads raises RecursionError, not
+    ValueError) made every recall of that chat fall back to the host's, for as long as the
+    turn stayed in its history window."""
+    conversation = host.import_plugin("helpers.recall.conversation")
+    deep = '{"tool_args": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    history = "\n".join(["user: where is the backup?", f"ai: {deep}", "user: and the other one?"])
+    assert [t.text for t in conversation.turns(history)] == ["where is the backup?", "and the other one?"]
+    assert conversation.user_message(f"user: {deep}") == deep  # not the host's JSON: kept as it is
+
+
 def test_recent_words_are_the_newest_within_the_budget(host):
     conversation = host.import_plugin("helpers.recall.conversation")
     history = rendered_history(

@@ -144,7 +144,7 @@ def _json_object(content: str) -> dict | None:
     for candidate in (text, text[text.find("{") : text.rfind("}") + 1]):
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested deeper than the stack: no turn of conversation
             continue
         return value if isinstance(value, dict) else None
     return None
