@@ -35,7 +35,6 @@ from ..scoring import bm25
 
 DOC_CHARS = 4_000  # what of a memory the index reads: its start, where its subject is
 WAIT_S = 1.0  # how long a recall waits for the index to catch up with the store
-_K1, _B = 1.2, 0.75
 # Deleted memories leave their slots in the postings (dropping them from every posting list
 # would cost a pass over the index per delete); once there are more of them than live ones
 # (and at least this many) the index is packed again.
@@ -209,10 +208,10 @@ class StoreIndex:
                     idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
                     postings = np.frombuffer(buffer, dtype=_POSTING_DTYPE)
                     slots, tf = postings["slot"], postings["tf"].astype(np.float64)
-                    norm = tf + _K1 * (1 - _B + _B * lengths[slots] / average)
+                    norm = tf + bm25.K1 * (1 - bm25.B + bm25.B * lengths[slots] / average)
                     if out is None:
                         out = np.zeros(len(self.ids))
-                    out[slots] += idf * tf * (_K1 + 1) / norm
+                    out[slots] += idf * tf * (bm25.K1 + 1) / norm
             if out is None:
                 return np.zeros(0, dtype=np.intc), np.zeros(0)
             hit = np.flatnonzero((out > 0) & (lengths > 0))  # a deleted slot has length 0

@@ -22,7 +22,9 @@ _STOP = frozenset(
     further just more most no nor not now only other over own same should some such too under until up very
     am he her here him his she us out off once""".split()
 )
-_K1, _B = 1.2, 0.75
+# BM25's term-frequency saturation and length normalisation: Robertson's usual values. The
+# word index of a store (recall/lexical_index.py) scores with the same.
+K1, B = 1.2, 0.75
 
 
 def tokens(text: str) -> list[str]:
@@ -49,6 +51,6 @@ def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
         for term in terms:
             tf = counts.get(term, 0)
             if tf:
-                total += idf[term] * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * length / avg_len))
+                total += idf[term] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avg_len))
         scores.append(total)
     return scores
