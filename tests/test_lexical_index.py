@@ -324,3 +324,39 @@ def test_only_the_search_that_started_a_long_build_waits_for_it(host, monkeypatc
         await first
 
     host.run(main())
+
+
+def test_agent_zeros_knowledge_follows_the_users_memories_in_the_word_list(host):
+    """Every store holds Agent Zero's knowledge chunks: long, and full of the words of any
+    question about setting something up. Where the word list ranked one first, the word
+    picks and a store whose words lead spent the prompt's places on what goes last in it
+    anyway, and the store's tally read the chunk's coverage as the best word match's. A
+    message that names Agent Zero keeps them where they rank, as the prompt does."""
+    users = "Grafana: port 3000."
+    chunk = "Configuring the docker container: the web port, the docker proxy port, the SSH port. " * 4
+    question = "which docker proxy port does grafana use?"
+
+    async def main():
+        store_search, texts = (
+            host.import_plugin("helpers.recall.store_search"),
+            host.import_plugin("helpers.recall.texts"),
+        )
+        memory = await host.memory(host.agent())
+        await host.insert(memory, [*FILLER, users], area="main")
+        await host.insert(memory, [chunk], area="main", knowledge_source=True, source_file="installation.md")
+        depths = {texts.HOST: 5, texts.MESSAGE: 5, texts.LEXICAL: 5}
+
+        async def words(message):
+            searches = texts.Searches(host=message, message=message)
+            found = await store_search.search(memory, searches, depths, 0.0, 5, 0.0, "", message)
+            return found.lists[texts.LEXICAL], found.best_word_coverage
+
+        assert _texts(await _index(host).search(memory.db, question, 5, None)) == [chunk, users]  # by words alone
+        listed, coverage = await words(question)
+        assert _texts(listed) == [users, chunk]
+        index = await _index(host).ready(memory.db)
+        assert coverage == index.coverage(question, listed[0][0]) < index.coverage(question, listed[1][0])
+        listed, _ = await words("which docker proxy port does Agent Zero use?")
+        assert _texts(listed) == [chunk, users]
+
+    host.run(main())

@@ -338,10 +338,15 @@ async def search(
 
 
 async def matches(
-    db: Any, text: str, depth: int, comparator: Callable[[dict], Any] | None
+    db: Any,
+    text: str,
+    depth: int,
+    comparator: Callable[[dict], Any] | None,
+    later: Callable[[Any], bool] | None = None,
 ) -> tuple[list[tuple[Any, float]], float] | None:
-    """``search``'s list and its first memory's ``StoreIndex.coverage`` of ``text`` (0 for
-    none), in one trip to a worker thread; None when the index is not ready."""
+    """``StoreIndex.best``'s list, the memories ``later`` names after the others (each part
+    best first), and its first memory's ``StoreIndex.coverage`` of ``text`` (0 for none),
+    in one trip to a worker thread; None when the index is not ready."""
     if not text.strip() or depth <= 0:
         return [], 0.0
     index = await ready(db)
@@ -350,6 +355,8 @@ async def matches(
 
     def both() -> tuple[list[tuple[Any, float]], float]:
         hits = index.best(db.docstore, text, depth, comparator)
+        if later is not None:
+            hits = [hit for hit in hits if not later(hit[0])] + [hit for hit in hits if later(hit[0])]
         return hits, index.coverage(text, hits[0][0]) if hits else 0.0
 
     return await asyncio.to_thread(both)

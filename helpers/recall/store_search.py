@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from .. import vocabulary
 from . import lexical_index, query_vectors
-from .texts import HOST, LEXICAL, Searches
+from .texts import HOST, LEXICAL, Searches, names_agent_zero
 
 # The host's own filtered search looks at this many nearest vectors (LangChain's fetch_k).
 HOST_FETCH_K = 20
@@ -72,9 +72,15 @@ async def search(
         return await asyncio.to_thread(_search_rows, memory.db, vectors, sizes, floor, comparator)
 
     # The word search needs no vectors: it runs beside the embedding and the FAISS scan
-    # (each in a worker thread), not after them.
+    # (each in a worker thread), not after them. Agent Zero's knowledge chunks go after the
+    # user's memories in its list, as they do in the prompt (pipeline.order): they are long,
+    # and hold the words of every question about setting something up; the word picks and a
+    # store whose words lead choose from the list's head.
     by_words = lexical_text and depths.get(LEXICAL, 0) > 0
-    words_found = lexical_index.matches(memory.db, lexical_text, depths[LEXICAL], comparator) if by_words else _none()
+    later = None if names_agent_zero(lexical_text) else is_knowledge
+    words_found = (
+        lexical_index.matches(memory.db, lexical_text, depths[LEXICAL], comparator, later) if by_words else _none()
+    )
     rows, words = await asyncio.gather(by_vectors(), words_found)
     row_of = {role: distinct.index(text) for role, text in texts.items()}
     found = Found({role: rows.hits[row] for role, row in row_of.items()})
