@@ -22,9 +22,13 @@ _STOP = frozenset(
     further just more most no nor not now only other over own same should some such too under until up very
     am he her here him his she us out off once""".split()
 )
-# BM25's term-frequency saturation and length normalisation: Robertson's usual values. The
-# word index of a store (recall/lexical_index.py) scores with the same.
-K1, B = 1.2, 0.75
+# BM25's term-frequency saturation and length normalisation. K1 is Robertson's usual value.
+# B is low: memories are short and their lengths say little of their subject (a chat turn
+# of forty words is a message that says more, not one that wanders), and the usual 0.75
+# held a long message that answers below a short one that only shares a word. Chosen on the
+# tuning material (0.1-0.3 alike there, 0.2 the best word search alone; the study in
+# docs/relevance.md). The word index of a store (recall/lexical_index.py) scores with the same.
+K1, B = 1.2, 0.2
 
 
 def tokens(text: str) -> list[str]:
