@@ -58,7 +58,8 @@ HELD_WITHIN = 5  # the embedder holds a match within its first this many: the pr
 
 # The survey: the bar halfway between the tuning conversations' turn stores (0.95-1.14) and
 # observation stores (1.40-1.78; the own bench 2.04). The held-out ones fall on the same
-# sides (0.89-1.04, 1.51-1.63).
+# sides (0.89-1.04, 1.51-1.63), and every store stays on its side since BM25's b is 0.2
+# (turns 0.84-1.05, observations 1.42-1.78, the own bench 2.01; bench/store_survey.py).
 SURVEY_SIZE = 200  # memories asked of each other; more says the same at a higher cost
 SURVEY_LEAST = 40  # fewer memories than this: too few neighbours to say anything
 SURVEY_BAR = 1.25  # shared memories of the nearest five, vectors against words
