@@ -4,6 +4,7 @@ the store through inserts, deletes and a consolidation's delete-then-insert, app
 caller's filter, reads each memory only to its cut, and does its work off the event loop."""
 
 import threading
+from types import SimpleNamespace
 
 import pytest
 from langchain_core.documents import Document
@@ -331,7 +332,8 @@ def test_agent_zeros_knowledge_follows_the_users_memories_in_the_word_list(host)
     question about setting something up. Where the word list ranked one first, the word
     picks and a store whose words lead spent the prompt's places on what goes last in it
     anyway, and the store's tally read the chunk's coverage as the best word match's. A
-    message that names Agent Zero keeps them where they rank, as the prompt does."""
+    message that names Agent Zero keeps them where they rank, as the prompt does (the
+    pipeline decides both: pipeline.about_agent_zero)."""
     users = "Grafana: port 3000."
     chunk = "Configuring the docker container: the web port, the docker proxy port, the SSH port. " * 4
     question = "which docker proxy port does grafana use?"
@@ -346,9 +348,14 @@ def test_agent_zeros_knowledge_follows_the_users_memories_in_the_word_list(host)
         await host.insert(memory, [chunk], area="main", knowledge_source=True, source_file="installation.md")
         depths = {texts.HOST: 5, texts.MESSAGE: 5, texts.LEXICAL: 5}
 
+        pipeline = host.import_plugin("helpers.recall.pipeline")
+
         async def words(message):
             searches = texts.Searches(host=message, message=message)
-            found = await store_search.search(memory, searches, depths, 0.0, 5, 0.0, "", message)
+            about = pipeline.about_agent_zero(SimpleNamespace(call=SimpleNamespace(message=message)))
+            found = await store_search.search(
+                memory, searches, depths, 0.0, 5, 0.0, "", message, knowledge_last=not about
+            )
             return found.lists[texts.LEXICAL], found.best_word_coverage
 
         assert _texts(await _index(host).search(memory.db, question, 5, None)) == [chunk, users]  # by words alone

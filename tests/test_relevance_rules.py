@@ -271,3 +271,29 @@ def test_a_pick_below_the_relevant_line_does_not_lead(host):
         assert host.import_plugin("helpers.vocabulary").RERANKER_LED not in line
 
     asyncio.run(main())
+
+
+def test_the_word_list_keeps_knowledge_where_the_prompt_does(host, monkeypatch):
+    """One decision for both (pipeline.about_agent_zero): a message that does not name Agent
+    Zero gets its knowledge chunks after the user's memories in the word list, as in the
+    prompt; one that names it keeps them where they rank in both."""
+    set_memory_config(host)
+    set_plugin(host)
+    store_search = host.import_plugin("helpers.recall.store_search")
+    real, asked = store_search.search, []
+
+    async def recording(*args, **kwargs):
+        asked.append((args[-1], kwargs.get("knowledge_last")))
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(store_search, "search", recording)
+    about_it = "How does Agent Zero keep its memory?"
+
+    async def main():
+        agent, _ = await store_with_knowledge(host)
+        await host.recall(agent, PORT_QUESTION, [])
+        await host.recall(agent, about_it, [])
+
+    asyncio.run(main())
+    by_message = {text: flag for text, flag in asked}
+    assert by_message == {PORT_QUESTION: True, about_it: False}

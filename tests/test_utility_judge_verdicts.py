@@ -255,11 +255,11 @@ def test_a_failure_building_the_solutions_pool_leaves_the_fused_order_not_the_ho
     store_search = host.import_plugin("helpers.recall.store_search")
     real, failed = store_search.search, []
 
-    async def broken(memory, searches, depths, floor, limit, threshold, filter, lexical_text=""):
+    async def broken(memory, searches, depths, floor, limit, threshold, filter, lexical_text="", **more):
         if "solutions" in filter and not failed:  # the joined sibling's, asked first
             failed.append(filter)
             raise RuntimeError("the solutions search failed")
-        return await real(memory, searches, depths, floor, limit, threshold, filter, lexical_text)
+        return await real(memory, searches, depths, floor, limit, threshold, filter, lexical_text, **more)
 
     monkeypatch.setattr(store_search, "search", broken)
     judge = Judge(lambda shown: "[0]")

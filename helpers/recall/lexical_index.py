@@ -356,7 +356,7 @@ async def matches(
     def both() -> tuple[list[tuple[Any, float]], float]:
         hits = index.best(db.docstore, text, depth, comparator)
         if later is not None:
-            hits = [hit for hit in hits if not later(hit[0])] + [hit for hit in hits if later(hit[0])]
+            hits = sorted(hits, key=lambda hit: later(hit[0]))  # stable: each part stays best first
         return hits, index.coverage(text, hits[0][0]) if hits else 0.0
 
     return await asyncio.to_thread(both)

@@ -287,7 +287,15 @@ async def gather(memory: Any, search: Search) -> None:
         depths[role] = max(depths[role], depth)
     lexical_text = search.searches.message or search.query
     searching = store_search.search(
-        memory, search.searches, depths, lowest, search.limit, search.threshold, search.filter, lexical_text
+        memory,
+        search.searches,
+        depths,
+        lowest,
+        search.limit,
+        search.threshold,
+        search.filter,
+        lexical_text,
+        knowledge_last=not about_agent_zero(search),
     )
     if lexical_text.strip() and depths.get(texts.LEXICAL, 0) > 0 and texts.FOLLOWUP not in search.searches.texts():
         # A new chat's search: the store's survey (store_agreement.py) beside the searches, so
@@ -461,6 +469,12 @@ def apply_policies(memory: Any, search: Search) -> None:
     search.notes += outcome.notes
 
 
+def about_agent_zero(search: Search) -> bool:
+    """The user's message names Agent Zero: its knowledge chunks keep their rank, in the
+    word list (gather) and in the prompt (combine)."""
+    return texts.names_agent_zero(search.call.message or "")
+
+
 def combine(memory: Any, search: Search) -> None:
     """The prompt's order. With a reranker's scores that lead (reranker_leads): its order.
     With a say that does not lead: its picks that stand out from the pool
@@ -470,9 +484,9 @@ def combine(memory: Any, search: Search) -> None:
     follow in its order. Then the host's own first memory is kept within the prompt's slots, and
     Agent Zero's knowledge files go after the user's own memories."""
     docs = search.after_policies
-    about_agent_zero = texts.names_agent_zero(search.call.message or "")
+    about_it = about_agent_zero(search)
     first = search.host_first
-    keeps_first = first is not None and (about_agent_zero or not store_search.is_knowledge(first))
+    keeps_first = first is not None and (about_it or not store_search.is_knowledge(first))
     said = has_say(search) and bool(docs)
     # Leading: its order as the policies left it (memories it did not read follow in their
     # fused places); the host's first and the knowledge files are placed below as ever.
@@ -504,11 +518,11 @@ def combine(memory: Any, search: Search) -> None:
         docs = merged + [d for d in docs if store_search.doc_key(d) not in placed]
     if keeps_first and docs:
         docs = fusion.keep_first(docs, first, search.slots, store_search.doc_key)
-    if not about_agent_zero:
+    if not about_it:
         # Agent Zero's knowledge chunks after the user's own memories: the greeting and tool
         # JSON that fill a recall's query are their words, and a message about Docker or
         # memory shares them; a question that names Agent Zero keeps them where they rank.
-        docs = [d for d in docs if not store_search.is_knowledge(d)] + [d for d in docs if store_search.is_knowledge(d)]
+        docs = store_search.user_memories_first(docs)
     search.docs = docs[: search.limit]
 
 

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from .. import vocabulary
 from . import lexical_index, query_vectors
-from .texts import HOST, LEXICAL, Searches, names_agent_zero
+from .texts import HOST, LEXICAL, Searches
 
 # The host's own filtered search looks at this many nearest vectors (LangChain's fetch_k).
 HOST_FETCH_K = 20
@@ -57,10 +57,12 @@ async def search(
     threshold: float,
     filter: str,
     lexical_text: str = "",
+    knowledge_last: bool = False,
 ) -> Found:
     """Every text of ``searches`` against the host's store, in one batched FAISS search,
     and ``lexical_text`` by words over the whole store (lexical_index.py), when its index
-    is ready: the list of role LEXICAL, best first by BM25. ``depths``: how many hits each
+    is ready: the list of role LEXICAL, best first by BM25 (with ``knowledge_last``, Agent
+    Zero's knowledge chunks after the user's memories). ``depths``: how many hits each
     role's list holds at most (roles sharing a text share the deepest)."""
     texts = searches.texts()
     distinct = list(dict.fromkeys(texts.values()))
@@ -73,11 +75,11 @@ async def search(
 
     # The word search needs no vectors: it runs beside the embedding and the FAISS scan
     # (each in a worker thread), not after them. Agent Zero's knowledge chunks go after the
-    # user's memories in its list, as they do in the prompt (pipeline.order): they are long,
-    # and hold the words of every question about setting something up; the word picks and a
-    # store whose words lead choose from the list's head.
+    # user's memories in its list where they do in the prompt (the caller decides, pipeline):
+    # they are long, and hold the words of every question about setting something up; the
+    # word picks and a store whose words lead choose from the list's head.
     by_words = lexical_text and depths.get(LEXICAL, 0) > 0
-    later = None if names_agent_zero(lexical_text) else is_knowledge
+    later = is_knowledge if knowledge_last else None
     words_found = (
         lexical_index.matches(memory.db, lexical_text, depths[LEXICAL], comparator, later) if by_words else _none()
     )
@@ -398,6 +400,12 @@ def is_knowledge(doc: Any) -> bool:
     """One of Agent Zero's own knowledge files, preloaded into every store (the host marks
     each chunk ``knowledge_source: True``), rather than something the user's agent saved."""
     return (doc.metadata or {}).get("knowledge_source") is True
+
+
+def user_memories_first(docs: Sequence[Any]) -> list:
+    """``docs`` with Agent Zero's knowledge chunks after the user's own memories, each part
+    in its order."""
+    return sorted(docs, key=is_knowledge)  # stable
 
 
 def stored_vectors(index: Any, positions: list[int]) -> Any:
