@@ -81,13 +81,18 @@ def rows() -> Iterable[tuple[str, Order]]:
                 yield name, score_fusion_first(first, weight, word_led_too)
 
 
+def first_search(question: dict) -> dict | None:
+    """The search a question is judged on: its first of the memories area."""
+    return next((s for s in question["searches"] if s["area"] == "memories"), None)
+
+
 def recall(questions: list[dict], order: Order, half: str) -> dict[str, tuple[int, int]]:
     """Per class: (questions with a relevant memory in the first slots, questions)."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for question in questions:
         if question["half"] != half:
             continue
-        search = next((s for s in question["searches"] if s["area"] == "memories"), None)
+        search = first_search(question)
         if search is None:
             continue
         hit = bool(set(order(search)[: search["slots"]]) & set(question["relevant"]))

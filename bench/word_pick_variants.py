@@ -26,7 +26,7 @@ import sys
 from typing import Callable, Iterable
 
 from bench.episode_reach import message_threshold
-from bench.score_fusion import Order, dump_questions, table
+from bench.score_fusion import Order, dense_list, dump_questions, first_search, table
 from helpers.recall import fusion
 
 REACHES = (2, 5, fusion.EPISODE_REACH)
@@ -82,11 +82,6 @@ def rebuilt(picks: Picks, strong: Strong, threshold: float) -> Callable[[dict], 
     return order
 
 
-def first_search(question: dict) -> dict | None:
-    """The search a question is judged on (bench.score_fusion.recall's)."""
-    return next((s for s in question["searches"] if s["area"] == "memories"), None)
-
-
 def faithful(questions: list[dict], threshold: float) -> set[str]:
     """The ids of the questions whose first search the shipped rebuild gives as shipped."""
     shipped_rebuild = rebuilt(confirmed_by_dense, strong_by_coverage, threshold)
@@ -99,8 +94,8 @@ def faithful(questions: list[dict], threshold: float) -> set[str]:
     return ok
 
 
-def rows(questions: list[dict], threshold: float) -> Iterable[tuple[str, Order]]:
-    ok = faithful(questions, threshold)
+def rows(questions: list[dict], threshold: float, ok: set[str]) -> Iterable[tuple[str, Order]]:
+    """The table's rows; ``ok``: the questions whose search is rebuilt as shipped (faithful)."""
     first_searches = {id(first_search(q)): q["id"] for q in questions if first_search(q)}
 
     def variant(picks: Picks, strong: Strong) -> Order:
@@ -108,10 +103,7 @@ def rows(questions: list[dict], threshold: float) -> Iterable[tuple[str, Order]]
         return lambda s: order(s) if first_searches.get(id(s)) in ok and reordered(s) else s["shipped"]
 
     yield "shipped", lambda s: s["shipped"]
-    yield (
-        "the message's own search",
-        lambda s: [m for m, _ in s["lists"].get("message") or s["lists"].get("host") or []],
-    )
+    yield "the message's own search", lambda s: [m for m, _ in dense_list(s)]
     yield "its words alone, BM25", lambda s: [m for m, _ in s["lists"].get("lexical") or []]
     for reach in REACHES:
         yield f"confirmed by its episode too, within {reach}", variant(confirmed_by_episode(reach), strong_by_coverage)
@@ -126,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     ok = faithful(questions, threshold)
     considered = sum(1 for q in questions if first_search(q) and reordered(first_search(q)))
     print(f"{len(ok)} of {considered} searches the variants reorder rebuilt as shipped\n")
-    print(table(questions, rows(questions, threshold), cell=lambda hits, total: f"{hits}/{total}"))
+    print(table(questions, rows(questions, threshold, ok), cell=lambda hits, total: f"{hits}/{total}"))
 
 
 if __name__ == "__main__":

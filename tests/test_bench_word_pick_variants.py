@@ -34,7 +34,7 @@ def _question(search: dict, relevant: str = "w") -> dict:
 
 
 def _rows(questions: list[dict]) -> dict:
-    return dict(variants.rows(questions, THRESHOLD))
+    return dict(variants.rows(questions, THRESHOLD, variants.faithful(questions, THRESHOLD)))
 
 
 def test_a_word_match_stored_beside_the_fused_orders_first_is_confirmed_by_its_episode():
