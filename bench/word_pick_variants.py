@@ -1,15 +1,25 @@
-"""Two looser word picks, offline: over the searches a ``--dump`` recorded, what the prompt's
-slots would hold if a word match could earn its place in a search whose store's words do
-not lead other than by the dense searches confirming it (fusion.with_word_picks) or by
-holding half of the message's words (fusion.with_strong_word_match):
+"""The word picks, offline: over the searches a ``--dump`` recorded, what the prompt's slots
+would hold in a search whose store's words do not lead with the rules that let a word match
+earn its place (fusion.with_word_picks, fusion.with_strong_word_match) changed one at a time.
 
-- **its episode**: a word match stored within ``reach`` places of one of the fused order's
-  first FUSED_KEEPS counts as confirmed (the embedder found its stretch of the chat);
-- **it stands out**: the best word match goes where a strong one goes when its BM25 score
-  stands out from the word list's by the standout rule a reranker's pick must meet
-  (fusion.standing_out).
+The shipped rules: a word match among the word list's first WORD_DEPTH, scoring at least
+WORD_STRENGTH of the best, takes one of the prompt's last two places when the dense lists'
+first DENSE_DEPTH hold it or it was stored within EPISODE_REACH places of one of the fused
+order's first FUSED_KEEPS (**its episode**); and the best word match goes after the fused
+order's first three when it holds half of the message's words or its BM25 score stands out
+from the word list's by the rule a reranker's pick must meet (**it stands out**). Rows:
 
-    python -m bench.relevance [--locomo DIR [--turns] | --memorybank DIR] --only none --dump run.json
+- **before the episode and the standout** (the rules up to 2026-12-07), and each of the
+  two alone;
+- **its episode within 2 or 5** stored places instead of EPISODE_REACH;
+- **confirmed nearer the top**: within the dense lists' first 5 or 10 instead of
+  DENSE_DEPTH, what a depth scaled to the store's size would give a store of MemoryBank's
+  size (34-104 memories), where the first 20 are a fifth to half of it;
+- **by both ranks**: the picks and the fused memories they would push out of the slots
+  compete for those places by their reciprocal-rank fusion over the dense list and the word
+  list, so a memory both searches rank high keeps its place before one only the words do.
+
+    python -m bench.relevance [--locomo DIR [--turns [--first N]] | --memorybank DIR] --only none --dump run.json
     python -m bench.word_pick_variants run.json
 
 Only the first search of the memories area of a new chat, without a follow-up list, whose
@@ -29,7 +39,8 @@ from bench.episode_reach import message_threshold
 from bench.score_fusion import Order, dense_list, dump_questions, first_search, table
 from helpers.recall import fusion
 
-REACHES = (2, 5, fusion.EPISODE_REACH)
+REACHES = (2, 5)
+DEPTHS = (5, 10)
 Picks = Callable[[list, list, dict], list]
 Strong = Callable[[list, list, dict], list]
 
@@ -47,6 +58,10 @@ def reordered(search: dict) -> bool:
     )
 
 
+def shipped_picks(fused: list, words: list, search: dict) -> list:
+    return fusion.with_word_picks(fused, words, [fused], search["slots"], str, search.get("stored_at") or {})
+
+
 def confirmed_by_dense(fused: list, words: list, search: dict) -> list:
     return fusion.with_word_picks(fused, words, [fused], search["slots"], str)
 
@@ -61,15 +76,38 @@ def confirmed_by_episode(reach: int) -> Picks:
     return picks
 
 
+def confirmed_within(depth: int) -> Picks:
+    def picks(fused: list, words: list, search: dict) -> list:
+        return fusion.with_word_picks(fused, words, [fused[:depth]], search["slots"], str, search.get("stored_at"))
+
+    return picks
+
+
+def picked_by_both_ranks(fused: list, words: list, search: dict) -> list:
+    slots = search["slots"]
+    shipped = shipped_picks(fused, words, search)
+    keep = slots - min(fusion.WORD_PLACES, slots - fusion.FUSED_KEEPS)
+    if keep >= slots:
+        return shipped
+    contenders = list(dict.fromkeys(shipped[keep:slots] + fused[keep:slots]))
+    both = {memory: rank for rank, (memory, _) in enumerate(fusion.fuse([fused, [m for m, _ in words]], str))}
+    chosen = sorted(contenders, key=lambda memory: both.get(memory, len(both)))[: slots - keep]
+    return shipped[:keep] + chosen + [memory for memory in shipped[keep:] if memory not in chosen]
+
+
 def strong_by_coverage(order: list, words: list, search: dict) -> list:
     return fusion.with_strong_word_match(order, words[0][0], search["best_word_coverage"], search["slots"], str)
 
 
 def strong_or_standing_out(order: list, words: list, search: dict) -> list:
-    order = strong_by_coverage(order, words, search)
-    if fusion.standing_out([score for _, score in words], "bm25")[:1] == [True]:
-        return fusion.with_strong_word_match(order, words[0][0], 1.0, search["slots"], str)
-    return order
+    return fusion.with_strong_word_match(
+        order,
+        words[0][0],
+        search["best_word_coverage"],
+        search["slots"],
+        str,
+        stands_out=fusion.stands_out_of_words(words),
+    )
 
 
 def rebuilt(picks: Picks, strong: Strong, threshold: float) -> Callable[[dict], list]:
@@ -84,7 +122,7 @@ def rebuilt(picks: Picks, strong: Strong, threshold: float) -> Callable[[dict], 
 
 def faithful(questions: list[dict], threshold: float) -> set[str]:
     """The ids of the questions whose first search the shipped rebuild gives as shipped."""
-    shipped_rebuild = rebuilt(confirmed_by_dense, strong_by_coverage, threshold)
+    shipped_rebuild = rebuilt(shipped_picks, strong_or_standing_out, threshold)
     ok = set()
     for question in questions:
         search = first_search(question)
@@ -105,11 +143,20 @@ def rows(questions: list[dict], threshold: float, ok: set[str]) -> Iterable[tupl
     yield "shipped", lambda s: s["shipped"]
     yield "the message's own search", lambda s: [m for m, _ in dense_list(s)]
     yield "its words alone, BM25", lambda s: [m for m, _ in s["lists"].get("lexical") or []]
+    yield "before the episode and the standout", variant(confirmed_by_dense, strong_by_coverage)
+    yield "its episode alone", variant(shipped_picks, strong_by_coverage)
+    yield "the standout alone", variant(confirmed_by_dense, strong_or_standing_out)
     for reach in REACHES:
-        yield f"confirmed by its episode too, within {reach}", variant(confirmed_by_episode(reach), strong_by_coverage)
-    yield "the best word match where it stands out", variant(confirmed_by_dense, strong_or_standing_out)
-    for reach in (5, fusion.EPISODE_REACH):
-        yield f"both, within {reach}", variant(confirmed_by_episode(reach), strong_or_standing_out)
+        yield f"its episode within {reach}", variant(confirmed_by_episode(reach), strong_or_standing_out)
+    for depth in DEPTHS:
+        yield (
+            f"confirmed within the dense lists' first {depth}",
+            variant(confirmed_within(depth), strong_or_standing_out),
+        )
+    yield (
+        "the picks and the memories they push out, by both ranks",
+        variant(picked_by_both_ranks, strong_or_standing_out),
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

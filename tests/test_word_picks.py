@@ -1,8 +1,10 @@
 """The word search's say in the fused order (helpers/recall/fusion.py ``with_word_picks``,
 applied by helpers/recall/pipeline.py ``fuse``): in a new chat, up to 2 of the prompt's
-last places go to memories the words rank high and the dense searches confirm; the fused
-order's first 3 always stand; in a conversation the fused order stands as it is. And the
-pool a reranker reads holds what only the words find."""
+last places go to memories the words rank high and the dense searches confirm, or that
+were stored beside the fused order's first; the best word match goes after the first 3
+when it holds half the message's words or its score stands out; the fused order's first 3
+always stand; in a conversation the fused order stands as it is. And the pool a reranker
+reads holds what only the words find."""
 
 from helpers.recall import fusion
 
@@ -36,6 +38,26 @@ def test_confirmation_reads_only_the_dense_lists_first_twenty():
     fused = [f"m{n}" for n in range(30)]
     assert fusion.with_word_picks(fused, [("m25", 9.0)], [fused], 5, key) == fused
     assert fusion.with_word_picks(fused, [("m19", 9.0)], [fused], 5, key)[3] == "m19"
+
+
+def test_a_word_match_stored_beside_the_fused_orders_first_is_confirmed_by_its_episode():
+    fused = list("abcdefgh")
+    words = [("z", 9.0), ("q", 8.0)]  # in none of the dense lists
+    beside = {"a": 100, "b": 400, "c": 700, "z": 100 + fusion.EPISODE_REACH, "q": 700 - fusion.EPISODE_REACH}
+    assert fusion.with_word_picks(fused, words, [fused], 5, key, beside) == list("abczqdefgh")
+    apart = {**beside, "z": 101 + fusion.EPISODE_REACH, "q": 699 - fusion.EPISODE_REACH}
+    assert fusion.with_word_picks(fused, words, [fused], 5, key, apart) == fused
+    # beside the fused order's fourth only: not its first three
+    assert fusion.with_word_picks(fused, words, [fused], 5, key, {**apart, "d": 110}) == fused
+    # a place not known confirms nothing
+    assert fusion.with_word_picks(fused, words, [fused], 5, key, {"z": 100, "q": 100}) == fused
+    assert fusion.with_word_picks(fused, words, [fused], 5, key, {"a": 100}) == fused
+
+
+def test_an_episode_confirms_but_a_weak_word_match_still_takes_no_place():
+    fused = list("abcdefgh")
+    words = [("y", 10.0), ("z", 6.9)]  # z is below 0.7 of the best; y is stored far from all
+    assert fusion.with_word_picks(fused, words, [fused], 5, key, {"a": 5, "z": 6, "y": 900}) == fused
 
 
 # --- through the stand-in host ----------------------------------------------------------
@@ -127,6 +149,24 @@ def test_a_weak_or_already_shown_word_match_or_a_short_prompt_changes_nothing():
     assert fusion.with_strong_word_match(fused, None, 1.0, 5, key) == fused
 
 
+def test_a_best_word_match_whose_score_stands_out_is_strong_whatever_its_share_of_the_words():
+    fused = list("abcdefgh")
+    assert fusion.with_strong_word_match(fused, "z", 0.2, 5, key, stands_out=True) == list("abczdefgh")
+    assert fusion.with_strong_word_match(fused, "z", 0.2, 5, key, stands_out=False) == fused
+    assert fusion.with_strong_word_match(fused, "c", 0.2, 5, key, stands_out=True) == fused  # shown already
+
+
+def test_the_best_word_match_stands_out_by_the_rule_a_rerankers_pick_must_meet():
+    apart = [("z", 12.0)] + [(f"m{n}", 4.0 + n / 10) for n in range(19, 0, -1)]
+    assert fusion.stands_out_of_words(apart)
+    close = [("z", 6.2)] + [(f"m{n}", 4.0 + n / 10) for n in range(19, 0, -1)]
+    assert not fusion.stands_out_of_words(close)
+    alike = [(f"m{n}", 3.0) for n in range(20)]
+    assert not fusion.stands_out_of_words(alike)
+    assert not fusion.stands_out_of_words([("z", 9.0), ("y", 1.0)])  # too few to say
+    assert not fusion.stands_out_of_words([])
+
+
 def test_coverage_is_the_idf_weighted_share_of_the_message_words_a_memory_holds(host):
     from langchain_core.documents import Document
 
@@ -184,3 +224,71 @@ def test_in_a_conversation_a_strong_word_match_takes_no_place(host):
     finally:
         restore()
     assert NEEDLE not in [d.page_content for d in seen[0].fused[:5]]
+
+
+# --- a word match confirmed by its episode, a best word match that stands out -----------
+ASKS = [
+    f"Which manager, which bank and what method did the supplier use in week {n}: the usual ones." for n in range(30)
+]
+LOTS = [f"Report QX-7741 filed for lot {n}." for n in range(12)]  # stored long before
+BESIDE = "Report QX-7741 filed for lot 99."  # stored in the middle of the ASKS
+LOT_QUESTION = "which manager paid report QX-7741 and by which bank and what method?"
+
+
+def _recall_store(host, memories, question):
+    from tests.host.recall import set_memory_config, set_plugin, wrapped_module
+
+    set_memory_config(host, memory_recall_similarity_threshold=0.0)
+    agent = host.agent()
+    memory = host.run(host.memory(agent))
+    host.run(host.insert(memory, memories))
+    wrapped_module(host)
+    host.toggle(True)
+    set_plugin(host)
+    return host.run(host.recall(agent, question, []))
+
+
+def test_in_a_new_chat_a_word_match_stored_beside_the_embedders_first_reaches_the_prompt(host):
+    seen, restore = _words(host)
+    try:
+        result = _recall_store(host, LOTS + FILLER + ASKS[:15] + [BESIDE] + ASKS[15:], LOT_QUESTION)
+    finally:
+        restore()
+    search = seen[0]
+    key = host.import_plugin("helpers.recall.store_search").doc_key
+    words = search.found.lists["lexical"]
+    # Every report scores alike, nothing stands out, none holds half the message's words, and
+    # the embedder's list holds none of them: only their places in the store tell them apart.
+    assert {round(score, 6) for _, score in words[:13]} == {round(words[0][1], 6)}
+    assert not fusion.stands_out_of_words(words) and search.found.best_word_coverage < fusion.STRONG_COVERAGE
+    assert not {d.page_content for d, _ in search.found.lists["message"][:20]} & {BESIDE, *LOTS}
+    at = search.found.stored_at[key(next(d for d, _ in words if d.page_content == BESIDE))]
+    heads = [search.found.stored_at[key(d)] for d in search.fused[: fusion.FUSED_KEEPS]]
+    assert any(abs(at - head) <= fusion.EPISODE_REACH for head in heads)  # the embedder's first three: ASKS
+    shown = [d.page_content for d in result["memories"][:5]]
+    assert BESIDE in shown and not set(LOTS) & set(shown)  # the reports stored apart stay out
+
+
+def test_in_a_new_chat_a_best_word_match_that_stands_out_reaches_the_prompt(host):
+    names = [
+        "Brightwater sent a letter about the fence.",
+        "Tamsin called about the hedge.",
+        "Oakhurst quoted for the paving.",
+    ]
+    question = (
+        "when was the supplier QX-7741 settled, and by which manager and which bank and what method: "
+        "Brightwater, Tamsin or Oakhurst?"
+    )
+    seen, restore = _words(host)
+    try:
+        result = _recall(host, [], question, extra=ECHOES + ASKS + names)
+    finally:
+        restore()
+    search = seen[0]
+    words = search.found.lists["lexical"]
+    assert words[0][0].page_content == NEEDLE
+    assert search.found.best_word_coverage < fusion.STRONG_COVERAGE  # not a strong word match
+    assert fusion.stands_out_of_words(words)
+    assert NEEDLE not in [d.page_content for d, _ in search.found.lists["message"][:20]]  # no word pick can take it
+    assert [d.page_content for d in search.fused].index(NEEDLE) == fusion.FUSED_KEEPS
+    assert NEEDLE in [d.page_content for d in result["memories"][:5]]

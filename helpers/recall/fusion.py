@@ -67,6 +67,14 @@ def standing_out(scores: Sequence[float], scale: str) -> list[bool]:
     return [(v - middle) / spread >= bar for v in values]
 
 
+# Memories stored within this many places of one another are one episode (a stretch of one
+# conversation, facts saved together): what word_led reads, and what confirms a word pick.
+# Chosen on LoCoMo's tuning conversations stored turn by turn, for word_led: every reach
+# from 2 to 15 gained there (+5 to +7 of 786 questions), 12 the most; the study is in
+# docs/relevance.md.
+EPISODE_REACH = 12
+
+
 # Word picks (with_word_picks): how many of the prompt's last places the word search may
 # take, how many of the first places the fused order always keeps, how deep in the word
 # list and in the dense lists a pick is looked for, and how close to the best word match it
@@ -83,13 +91,16 @@ def with_word_picks(
     dense: Sequence[Sequence[Any]],
     slots: int,
     key: Callable[[Any], Hashable],
+    stored_at: Mapping[Hashable, int] | None = None,
 ) -> list:
     """``fused`` with up to WORD_PLACES of the prompt's last ``slots`` places given to the
-    best word matches (``words``: (item, BM25 score), best first) that the dense searches
-    confirm (within DENSE_DEPTH of one of ``dense``) and that score at least WORD_STRENGTH
-    of the best word match. The fused order always keeps its first FUSED_KEEPS places, so a
-    paraphrase the embedder found first is never pushed out by a memory that only shares
-    the question's words."""
+    best word matches (``words``: (item, BM25 score), best first) that score at least
+    WORD_STRENGTH of the best word match and are confirmed: within DENSE_DEPTH of one of the
+    ``dense`` lists, or stored (``stored_at``: key -> place in the store's order) within
+    EPISODE_REACH of one of the fused order's first FUSED_KEEPS, the words finding the
+    stretch of the chat the embedder found. The fused order always keeps its first
+    FUSED_KEEPS places, so a paraphrase the embedder found first is never pushed out by a
+    memory that only shares the question's words."""
     places = min(WORD_PLACES, slots - FUSED_KEEPS)
     if places <= 0 or not words:
         return list(fused)
@@ -97,6 +108,7 @@ def with_word_picks(
     head = list(fused[:keep])
     shown = {key(item) for item in head}
     confirmed = {key(item) for hits in dense for item in hits[:DENSE_DEPTH]}
+    confirmed |= _stored_beside([item for item, _ in words[:WORD_DEPTH]], fused[:FUSED_KEEPS], stored_at, key)
     best = words[0][1]
     picks = [
         item
@@ -107,6 +119,25 @@ def with_word_picks(
     return head + picks + [item for item in fused[keep:] if key(item) not in picked]
 
 
+def _stored_beside(
+    items: Sequence[Any],
+    others: Sequence[Any],
+    stored_at: Mapping[Hashable, int] | None,
+    key: Callable[[Any], Hashable],
+) -> set:
+    """The keys of ``items`` stored within EPISODE_REACH places of one of ``others``
+    (none where a place is not known)."""
+    if not stored_at:
+        return set()
+    places = [at for other in others if (at := stored_at.get(key(other))) is not None]
+    near = set()
+    for item in items:
+        at = stored_at.get(key(item))
+        if at is not None and any(abs(at - place) <= EPISODE_REACH for place in places):
+            near.add(key(item))
+    return near
+
+
 # A strong word match (with_strong_word_match): the best word match that holds at least
 # this share of the message's words, each weighted by its IDF over the store. Chosen on the
 # tuning material (the own bench's tuning half, LoCoMo's tuning conversations, stored as
@@ -114,30 +145,36 @@ def with_word_picks(
 STRONG_COVERAGE = 0.5
 
 
+def stands_out_of_words(words: Sequence[tuple[Any, float]]) -> bool:
+    """Whether the best word match's BM25 score stands out from the word list's (``words``:
+    (item, score), best first) by the rule a reranker's pick must meet (standing_out): a
+    memory that shares the message's rarest words where the rest share its common ones."""
+    return standing_out([score for _, score in words], "bm25")[:1] == [True]
+
+
 def with_strong_word_match(
-    fused: Sequence[Any], best_word: Any | None, coverage: float, slots: int, key: Callable[[Any], Hashable]
+    fused: Sequence[Any],
+    best_word: Any | None,
+    coverage: float,
+    slots: int,
+    key: Callable[[Any], Hashable],
+    stands_out: bool = False,
 ) -> list:
     """``fused`` with ``best_word`` (the best word match) right after the fused order's first
-    FUSED_KEEPS places when it holds at least STRONG_COVERAGE of the message's words and the
+    FUSED_KEEPS places when it holds at least STRONG_COVERAGE of the message's words, or its
+    score stands out from the word list's (``stands_out``: stands_out_of_words), and the
     prompt's ``slots`` do not already show it. A memory that holds most of what the user
     said, rare words first, is the answer more often than the embedder's fifth pick: in chat
     stored turn by turn the embedder's first five miss such a match half the time. Not the
     last place: that is where the host's own first memory goes when it is below
     (keep_first), and it would push the match out again."""
-    if best_word is None or coverage < STRONG_COVERAGE or slots <= FUSED_KEEPS:
+    if best_word is None or (coverage < STRONG_COVERAGE and not stands_out) or slots <= FUSED_KEEPS:
         return list(fused)
     name = key(best_word)
     if any(key(item) == name for item in fused[:slots]):
         return list(fused)
     rest = [item for item in fused if key(item) != name]
     return rest[:FUSED_KEEPS] + [best_word] + rest[FUSED_KEEPS:]
-
-
-# Where the words lead (word_led): memories stored within this many places of one another
-# are one episode (a stretch of one conversation, facts saved together). Chosen on LoCoMo's
-# tuning conversations stored turn by turn: every reach from 2 to 15 gained there (+5 to +7
-# of 786 questions), 12 the most; the study is in docs/relevance.md.
-EPISODE_REACH = 12
 
 
 def word_led(

@@ -338,9 +338,16 @@ def fuse(memory: Any, search: Search) -> None:
                 search.fused, words, search.slots, store_search.doc_key, search.found.stored_at
             )
         else:
-            search.fused = fusion.with_word_picks(search.fused, words, fused_lists, search.slots, store_search.doc_key)
+            search.fused = fusion.with_word_picks(
+                search.fused, words, fused_lists, search.slots, store_search.doc_key, search.found.stored_at
+            )
             search.fused = fusion.with_strong_word_match(
-                search.fused, words[0][0], search.found.best_word_coverage, search.slots, store_search.doc_key
+                search.fused,
+                words[0][0],
+                search.found.best_word_coverage,
+                search.slots,
+                store_search.doc_key,
+                stands_out=fusion.stands_out_of_words(words),
             )
         # The fused scores by place, so whatever orders by them (the policies) keeps this order;
         # a strong word match from outside the dense lists gets the lowest.

@@ -44,7 +44,8 @@ class Found:
     # (lexical_index.StoreIndex.coverage): 0 without a word list.
     best_word_coverage: float = 0.0
     # With a word list: where each memory the lists hold sits in the order the store holds
-    # them (lexical_index.StoreIndex.stored_order), by doc_key; what fusion.word_led reads.
+    # them (lexical_index.StoreIndex.stored_order), by doc_key; what fusion.word_led and the
+    # word picks (fusion.with_word_picks) read.
     stored_at: dict[Any, int] = field(default_factory=dict)
 
 
