@@ -68,10 +68,7 @@ def confirmed_by_dense(fused: list, words: list, search: dict) -> list:
 
 def confirmed_by_episode(reach: int) -> Picks:
     def picks(fused: list, words: list, search: dict) -> list:
-        stored_at = search.get("stored_at") or {}
-        heads = [stored_at[m] for m in fused[: fusion.FUSED_KEEPS] if m in stored_at]
-        near = [m for m, _ in words if m in stored_at and any(abs(stored_at[m] - at) <= reach for at in heads)]
-        return fusion.with_word_picks(fused, words, [fused, near], search["slots"], str)
+        return fusion.with_word_picks(fused, words, [fused], search["slots"], str, search.get("stored_at"), reach)
 
     return picks
 

@@ -93,6 +93,7 @@ def with_word_picks(
     slots: int,
     key: Callable[[Any], Hashable],
     stored_at: Mapping[Hashable, int] | None = None,
+    reach: int = EPISODE_REACH,
 ) -> list:
     """``fused`` with up to WORD_PLACES of the prompt's last ``slots`` places given to the
     best word matches (``words``: (item, BM25 score), best first) that score at least
@@ -101,7 +102,8 @@ def with_word_picks(
     EPISODE_REACH of one of the fused order's first FUSED_KEEPS, the words finding the
     stretch of the chat the embedder found. The fused order always keeps its first
     FUSED_KEEPS places, so a paraphrase the embedder found first is never pushed out by a
-    memory that only shares the question's words."""
+    memory that only shares the question's words. ``reach``: for the bench's study
+    (bench/word_pick_variants.py)."""
     places = min(WORD_PLACES, slots - FUSED_KEEPS)
     if places <= 0 or not words:
         return list(fused)
@@ -109,7 +111,7 @@ def with_word_picks(
     head = list(fused[:keep])
     shown = {key(item) for item in head}
     confirmed = {key(item) for hits in dense for item in hits[:DENSE_DEPTH]}
-    confirmed |= _stored_beside([item for item, _ in words[:WORD_DEPTH]], fused[:FUSED_KEEPS], stored_at, key)
+    confirmed |= _stored_beside([item for item, _ in words[:WORD_DEPTH]], fused[:FUSED_KEEPS], stored_at, key, reach)
     best = words[0][1]
     picks = [
         item
@@ -125,18 +127,19 @@ def _stored_beside(
     others: Sequence[Any],
     stored_at: Mapping[Hashable, int] | None,
     key: Callable[[Any], Hashable],
+    reach: int,
 ) -> set:
-    """The keys of ``items`` stored within EPISODE_REACH places of one of ``others``
-    (none where a place is not known)."""
+    """The keys of ``items`` stored within ``reach`` places of one of ``others`` (none where
+    a place is not known)."""
     if not stored_at:
         return set()
     places = [at for other in others if (at := stored_at.get(key(other))) is not None]
-    near = set()
-    for item in items:
-        at = stored_at.get(key(item))
-        if at is not None and any(abs(at - place) <= EPISODE_REACH for place in places):
-            near.add(key(item))
-    return near
+    return {key(item) for item in items if (at := stored_at.get(key(item))) is not None and _within(at, places, reach)}
+
+
+def _within(at: int, places: Sequence[int], reach: int) -> bool:
+    """Whether a memory stored at ``at`` shares an episode with one stored at any of ``places``."""
+    return any(abs(at - place) <= reach for place in places)
 
 
 # A strong word match (with_strong_word_match): the best word match that holds at least
@@ -220,7 +223,7 @@ def _stored_apart(
     places = [stored_at.get(key(other)) for other in others]
     if at is None or not places or None in places:
         return False
-    return all(abs(at - place) > reach for place in places)
+    return not _within(at, places, reach)
 
 
 def _pstdev(values: Sequence[float]) -> float:
