@@ -11,9 +11,9 @@ import socket
 
 import pytest
 
-from helpers import reranker
+from helpers import reranker, vocabulary
 from helpers.deadline import Deadline
-from helpers.scoring import client, endpoint_guard, score, scorers
+from helpers.scoring import client, endpoint_guard, score, scorers, wire
 from helpers.errors import BreakerOpen, MalformedResponse, Refused, RerankError, ResponseTooLarge
 from helpers.settings import Settings
 from helpers.scoring.wire import RERANK, TEI, Route
@@ -198,6 +198,39 @@ def test_a_retry_after_that_is_no_date_is_ignored_and_the_probe_goes_on():
         report = _probe(srv.url, rerank_retries=1)
     assert report["ok"] and report["route"] == "tei /rerank"
     assert report["attempts"][0]["status"] == 503
+
+
+def _json(status: int, body: bytes):
+    return lambda request: hostile.Answer(status, {"Content-Type": "application/json"}, [body])
+
+
+def test_an_overloaded_server_is_busy_not_without_a_route_and_passes_once_it_has_room():
+    """TEI past its permits answers 429 "Model is overloaded": the route is there, the
+    server is full. Test connection says so (not "no route"), and keeps nothing: the next
+    probe, once the server has room, detects it."""
+    overloaded = _json(429, b'{"error":"Model is overloaded","error_type":"Overloaded"}')
+    with hostile.serve("tei19", _on("/rerank", overloaded)) as srv:
+        report = _probe(srv.url, rerank_retries=1)
+        assert not report["ok"] and report["verdict"] == "busy"
+        assert report["reason"] == "the server was busy or still loading: tei /rerank: HTTP 429: Model is overloaded"
+        del srv.scripts["/rerank"]
+        report = _probe(srv.url)
+    assert report["ok"] and report["route"] == "tei /rerank"
+
+
+def test_a_llama_cpp_still_loading_its_model_is_busy_and_the_chat_line_says_so():
+    """llama.cpp answers 503 "Loading model" on every path until its model is in memory."""
+    loading = _json(503, b'{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}')
+    paths = {route.path for route in wire.candidate_routes("http://127.0.0.1", "auto")}
+    with hostile.serve("llamacpp", {path: loading for path in paths}) as srv:
+        report = _probe(srv.url)
+        assert report["verdict"] == "busy" and report["reason"].endswith("HTTP 503: Loading model")
+        assert reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url}) is None  # the caller's order
+        settings = _settings(srv.url)
+        with pytest.raises(RerankError) as failed:
+            asyncio.run(score.score_documents(scorers.choose(settings), QUERY, DOCS))
+    said = vocabulary.reranker_unavailable(failed.value, settings, scorers.REMOTE)
+    assert said == "the server was busy or still loading (HTTP 503)"
 
 
 def test_an_endpoint_with_full_width_letters_is_a_bad_setting_named_in_the_probe():

@@ -17,7 +17,7 @@ JUDGE = Settings.from_mapping({"rerank_api": "utility"})
 
 
 @pytest.mark.parametrize(
-    "verdict", ["unreachable", "auth", "model", "misranks", "unsupported", "refused", "bad_setting"]
+    "verdict", ["unreachable", "auth", "model", "misranks", "unsupported", "busy", "refused", "bad_setting"]
 )
 def test_a_failed_probes_chat_words_are_its_verdicts_own_entry(verdict):
     """The chat line and Test connection read one entry per verdict: the headline and hint

@@ -526,6 +526,13 @@ def _start(key: tuple, score: ScoreFn, embedder: Any | None, items: Sequence[Ite
     return running
 
 
+def measuring() -> list[concurrent.futures.Future]:
+    """The measurements still under way (for the tests and the bench to await): Test
+    connection waits CALIBRATION_S for one, and a slow server's goes on past it."""
+    with _lock:
+        return [future for _, future in _measuring.values()]
+
+
 def _finished(key: tuple, token: object) -> None:
     with _lock:
         if _measuring.get(key, (None,))[0] is token:

@@ -105,7 +105,7 @@ class Verdict:
 class ProbeReport:
     ok: bool
     # ok | weak | fusion | misranks | too_slow | unreachable | timeout | auth | model |
-    # unsupported | error | not_configured | refused | bad_setting
+    # unsupported | busy | error | not_configured | refused | bad_setting
     verdict: str
     reason: str
     endpoint: str = ""

@@ -486,6 +486,8 @@ def _probe_failed(exc: ProbeFailed, settings: Settings, who: str) -> str:
         return gave_no_answer(who, settings.timeout)
     if exc.verdict == "not_configured":
         return not_set_up(who)
+    if exc.verdict == "busy" and exc.status is not None:
+        return busy(who, exc.status)
     chat = failure_words(exc.verdict, who)
     if chat:
         return chat
@@ -512,6 +514,16 @@ def query_cut(tried_chars: int, now_chars: int) -> str:
 
 def gave_no_answer(who: str, seconds: float) -> str:
     return f"{who} gave {no_answer_within(seconds)}"
+
+
+# What a server answers when it is there but cannot score now: overloaded (TEI, Infinity and
+# the hosted APIs: 429) or still loading its model, or past its parallel slots (llama.cpp,
+# Ollama: 503). Not a wrong route or a wrong setting: the same request may pass in a moment.
+BUSY_STATUSES = (429, 503)
+
+
+def busy(who: str, status: int) -> str:
+    return f"{failure_words('busy', who)} (HTTP {status})"
 
 
 def answered_http(who: str, status: int) -> str:
@@ -565,6 +577,10 @@ def probe_unsupported() -> str:
     return f"{failure_words('unsupported')} (llama.cpp: start it with --reranking)"
 
 
+def probe_busy(route: str, reason: str) -> str:
+    return f"{failure_words('busy')}: {route}: {reason}"
+
+
 def probe_error(route: str, reason: str) -> str:
     return f"no route answered correctly; last: {route}: {reason}"
 
@@ -578,7 +594,13 @@ _UNAVAILABLE = (
     (TransportError, lambda exc, s, who: f"the call to {who} failed"),  # a probe that reached nothing: "unreachable"
     (
         ServerError,
-        lambda exc, s, who: failure_words("auth", who) if exc.status in (401, 403) else answered_http(who, exc.status),
+        lambda exc, s, who: (
+            failure_words("auth", who)
+            if exc.status in (401, 403)
+            else busy(who, exc.status)
+            if exc.status in BUSY_STATUSES
+            else answered_http(who, exc.status)
+        ),
     ),
     (MalformedResponse, lambda exc, s, who: unreadable(who)),
     (Refused, lambda exc, s, who: failure_words("refused", who)),

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import pytest
 
 from helpers import connection_test, reranker, settings_cache, status_report, vocabulary
-from helpers.scoring import async_api, client, scorers, verdicts
+from helpers.scoring import async_api, calibration, client, scorers, verdicts
 from helpers.scoring.wire import split_endpoint
 from tests.real.train_tiny_reranker import QUESTIONS, memories
 
@@ -52,6 +52,16 @@ class Target:
         }
 
 
+def probe(settings: dict) -> dict:
+    """``reranker.probe``, then the calibration a passed one starts, waited for. Test
+    connection waits 30 s for it; on a loaded machine it goes on past that, and its requests
+    would queue beside the next check's (a server with a short queue answers those 429)."""
+    report = reranker.probe(settings)
+    for measurement in calibration.measuring():
+        measurement.result(timeout=calibration.MEASURE_SECONDS + 30)
+    return report
+
+
 def assert_scores(ranked, expected: Sequence[float]) -> None:
     assert ranked is not None, "the call fell back"
     assert sorted(i for i, _ in ranked) == list(range(len(expected)))
@@ -61,11 +71,11 @@ def assert_scores(ranked, expected: Sequence[float]) -> None:
 
 
 def detects_the_route_and_the_scale(t: Target) -> dict:
-    report = reranker.probe(t.settings())
+    report = probe(t.settings())
     assert report["ok"] and report["verdict"] == "ok", report["reason"]
     assert (report["route"], report["scale"]) == (f"rerank {t.path}", "probability")
-    probe = [report["relevant_score"], report["near_miss_score"], report["irrelevant_score"]]
-    assert probe == pytest.approx(t.expected(verdicts.PROBE_QUERY, verdicts.PROBE_DOCS), abs=TOLERANCE)
+    scores = [report["relevant_score"], report["near_miss_score"], report["irrelevant_score"]]
+    assert scores == pytest.approx(t.expected(verdicts.PROBE_QUERY, verdicts.PROBE_DOCS), abs=TOLERANCE)
     return report
 
 
@@ -103,7 +113,7 @@ def cuts_long_memories_to_what_the_server_accepts(t: Target) -> None:
 def names_the_served_models_when_none_is_set(t: Target, names: Sequence[str]) -> None:
     """The headline of the probe, Test connection, the status tool and the CLI names them."""
     settings = t.settings(rerank_model="")
-    report = reranker.probe(settings)
+    report = probe(settings)
     assert not report["ok"] and report["verdict"] == "model", report["reason"]
     assert report["served_models"] == list(names)
     assert report["reason"].startswith(
@@ -133,18 +143,18 @@ def names_the_served_models_when_none_is_set(t: Target, names: Sequence[str]) ->
     assert out.returncode == 1 and out.stdout.startswith(f"NOT USABLE: {report['reason']}")
     refusal = next(line for line in out.stdout.splitlines() if line.startswith(f"rerank {t.path} "))
     assert "Available model names are" in refusal and all(name in refusal for name in names)
-    wrong = reranker.probe(t.settings(rerank_model="no-such-model"))
+    wrong = probe(t.settings(rerank_model="no-such-model"))
     assert wrong["verdict"] == "model" and "has no model 'no-such-model'" in wrong["reason"]
     for name in names:
         named = t.settings(rerank_model=name)
-        assert reranker.probe(named)["ok"]
+        assert probe(named)["ok"]
         assert_scores(reranker.rerank(QUESTION, MEMORIES, config=named), t.expected(QUESTION, MEMORIES))
 
 
 def needs_its_key(t: Target) -> None:
     key = t.config["rerank_api_key"]
-    assert reranker.probe(t.settings())["ok"]
+    assert probe(t.settings())["ok"]
     for wrong in ("", "not-" + key):
-        report = reranker.probe(t.settings(rerank_api_key=wrong))
+        report = probe(t.settings(rerank_api_key=wrong))
         assert report["verdict"] == "auth" and key not in str(report)
         assert reranker.rerank(QUESTION, MEMORIES, config=t.settings(rerank_api_key=wrong)) is None

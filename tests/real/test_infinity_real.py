@@ -151,7 +151,7 @@ def _wait_until_queued(server, at_least: int, **kwargs) -> None:
 def test_killed_mid_call_then_started_again(infinity, model_scores):
     server = infinity["default"]
     t = target(server, model_scores)
-    assert reranker.probe(t.settings())["ok"]
+    assert checks.probe(t.settings())["ok"]
     answers = {}
     call = threading.Thread(
         target=lambda: answers.setdefault("ranked", reranker.rerank(checks.QUESTION, LOAD, config=t.settings()))
@@ -171,7 +171,7 @@ def test_its_queue_full_429_falls_back_then_recovers(infinity, model_scores):
     server, headers = infinity["shared"], {"Authorization": f"Bearer {KEY}"}
     t = shared_target(infinity, model_scores, NAMES[0])
     settings = reranker.load_settings(t.settings())
-    assert reranker.probe(t.settings())["ok"]  # the route is known before the queue fills
+    assert checks.probe(t.settings())["ok"]  # the route is known before the queue fills
     load = threading.Thread(
         target=lambda: httpx.post(
             server.url + "/v1/rerank",

@@ -171,6 +171,10 @@ def _explain_failure(report: ProbeReport) -> None:
         report.verdict, report.reason = "misranks", vocabulary.probe_misranks(bad.route.describe(), bad.reason)
     elif 501 in statuses:
         report.verdict, report.reason = "unsupported", vocabulary.probe_unsupported()
+    elif busy := [a for a in attempts if a.status in vocabulary.BUSY_STATUSES]:
+        # A route that is there but could not score now: not "no route", and not kept,
+        # so the next recall's probe finds it again once the server has room.
+        report.verdict, report.reason = "busy", vocabulary.probe_busy(busy[-1].route.describe(), busy[-1].reason)
     else:
         last = next((a for a in reversed(attempts) if a.status not in (None, 404, 405)), attempts[-1])
         report.verdict, report.reason = "error", vocabulary.probe_error(last.route.describe(), last.reason)
