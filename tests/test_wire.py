@@ -60,6 +60,9 @@ GOOD = [{"index": 0, "relevance_score": 0.5}, {"index": 1, "relevance_score": 0.
         ({"results": [GOOD[0], {"index": 1, "relevance_score": math.inf}]}, "not a finite number"),
         ({"results": [GOOD[0], {"index": 1, "relevance_score": None}]}, "not a finite number"),
         ({"results": [GOOD[0], {"index": 1}]}, "not a finite number"),
+        # Finite, but no reranker's: the standout rule's squares would overflow on it.
+        ({"results": [GOOD[0], {"index": 1, "relevance_score": -1e308}]}, "beyond any reranker's range"),
+        ({"results": [GOOD[0], {"index": 10**4000, "relevance_score": 0.1}]}, r"index 10000000… \(4001 digits\)"),
         ({"results": [GOOD[0], "x"]}, "not an object"),
         ({"results": "nope"}, "expected a list"),
         ({"id": "x"}, "expected a list"),
@@ -99,6 +102,10 @@ def test_an_error_body_is_a_failure_even_on_http_200(payload):
 def test_non_json_bodies_are_malformed(body, content_type, fragment):
     with pytest.raises(MalformedResponse, match=fragment):
         decode_json(body, content_type)
+
+
+def test_a_byte_order_mark_before_json_is_no_content():
+    assert decode_json(b'\xef\xbb\xbf[{"index": 0, "score": 0.5}]', "application/json") == [{"index": 0, "score": 0.5}]
 
 
 def test_endpoint_with_a_pasted_path_is_split():

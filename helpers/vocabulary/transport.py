@@ -76,11 +76,18 @@ def index_not_whole(shape: str, last: int) -> str:
 
 
 def index_out_of_range(index: int, last: int) -> str:
-    return f"result index {index} is not in 0..{last}"
+    return f"result index {_number(index)} is not in 0..{last}"
 
 
 def index_twice(index: int) -> str:
     return f"result index {index} appears twice"
+
+
+def _number(n: int) -> str:
+    """A server's whole number as a reason quotes it: at most a dozen characters (JSON's
+    integers have no bound, and a reason is one line)."""
+    text = str(n)
+    return text if len(text) <= 12 else f"{text[:8]}… ({len(text.lstrip('-'))} digits)"
 
 
 def score_not_number(index: int, shape: str) -> str:
@@ -89,6 +96,10 @@ def score_not_number(index: int, shape: str) -> str:
 
 def score_not_finite(index: int) -> str:
     return f"the score for index {index} is not a finite number"
+
+
+def score_beyond(index: int, bound: float) -> str:
+    return f"the score for index {index} is beyond any reranker's range (±{bound:g})"
 
 
 # --- a server's error answer and the key ---------------------------------------------------

@@ -13,7 +13,7 @@ from ...vocabulary import transport as words
 
 def decode_json(content: bytes, content_type: str = "") -> Any:
     """Parse a response body; HTML pages, empty and non-JSON bodies are malformed answers."""
-    text = content.decode("utf-8", errors="replace").strip()
+    text = content.decode("utf-8-sig", errors="replace").strip()  # a byte-order mark is no content
     if not text:
         raise MalformedResponse(words.EMPTY_BODY)
     if "html" in content_type.lower() or text[:1] == "<":
@@ -76,8 +76,17 @@ def scores_by_index(items: list, n: int, score_keys: tuple[str, ...]) -> list[fl
             raise MalformedResponse(words.score_not_number(index, _shape(score)))
         if not _finite(score):
             raise MalformedResponse(words.score_not_finite(index))
+        if abs(score) > MAX_SCORE:
+            raise MalformedResponse(words.score_beyond(index, MAX_SCORE))
         scores[index] = float(score)
     return scores  # type: ignore[return-value]
+
+
+# No reranker's score comes near this (logits stay within tens, probabilities within 0..1);
+# past it a score only breaks what is worked out from it: squares and sums in the
+# standout rule (fusion.standing_out) overflow a float, and one such score would flatten
+# every other in a standardised pool.
+MAX_SCORE = 1e6
 
 
 def _finite(number: int | float) -> bool:
