@@ -354,6 +354,40 @@ def test_a_wrong_key_is_reported_as_an_auth_failure():
         assert report["verdict"] == "auth" and "rerank_api_key" in report["reason"]
 
 
+def test_a_key_echoed_in_the_status_lines_reason_phrase_never_reaches_httpxs_log(caplog):
+    """httpx logs each answer's status line at INFO with the server's own reason phrase; a
+    host that logs at INFO would keep a key a server wrote there."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class EchoesTheKey(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(401, self.headers.get("Authorization", ""))
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EchoesTheKey)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    secret = "sk-echoed-in-the-reason-0123456789"
+    caplog.set_level(logging.INFO)
+    try:
+        config = {"rerank_endpoint": f"http://127.0.0.1:{server.server_address[1]}", "rerank_api_key": secret}
+        assert reranker.probe(config)["verdict"] == "auth"
+    finally:
+        server.shutdown()
+        server.server_close()
+    status_lines = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert status_lines and all(line.endswith('"HTTP/1.1 401 Unauthorized"') for line in status_lines), status_lines
+    assert secret not in caplog.text
+
+
 def test_the_key_never_appears_in_logs_reports_or_errors(caplog, monkeypatch):
     secret = "sk-live-very-secret-0123456789"
     caplog.set_level(logging.DEBUG)

@@ -6,8 +6,10 @@ next route), within the call's deadline, and never connects anywhere but loopbac
 
 import asyncio
 import ipaddress
+import logging
 import json
 import socket
+import time
 
 import pytest
 
@@ -233,6 +235,62 @@ def test_a_llama_cpp_still_loading_its_model_is_busy_and_the_chat_line_says_so()
     assert said == "the server was busy or still loading (HTTP 503)"
 
 
+def test_a_servers_control_characters_never_reach_a_reason_or_a_log_line(caplog):
+    """A newline forges a second log line, an escape clears the CLI's terminal, a
+    right-to-left override turns a reason around: a server's words are one visible line."""
+    said = "bad request\nINFO a0_reranker: all is well \x1b[2J\x1b[31mred\x1b[0m \u202eexe.gnp\u2028end"
+    caplog.set_level(logging.INFO, logger="a0_reranker")
+    paths = {route.path for route in wire.candidate_routes("http://127.0.0.1", "auto")}
+    answer = _json(400, json.dumps({"error": said}).encode())
+    with hostile.serve("tei19", {path: answer for path in paths}) as srv:
+        report = _probe(srv.url)
+        assert reranker.rerank(QUERY, DOCS, config={"rerank_endpoint": srv.url}) is None
+    shown = [report["reason"], *(a["reason"] for a in report["attempts"]), *(r.getMessage() for r in caplog.records)]
+    assert "bad request INFO a0_reranker: all is well" in report["reason"]
+    for text in shown:
+        assert text.isprintable(), repr(text)
+
+
+def test_an_auth_refusal_says_whether_a_key_was_sent_and_what_the_server_said():
+    refused = _json(403, b'{"error": "Forbidden: origin 10.0.0.5 not allowed by policy"}')
+    with hostile.serve("tei19", _on("/v1/rerank", refused)) as srv:
+        none_set = _probe(srv.url)
+        sent = _probe(srv.url, rerank_api_key="a-key-of-some-kind")
+    assert none_set["verdict"] == sent["verdict"] == "auth"
+    assert none_set["reason"] == (
+        "the server wants an API key and none is set: rerank /v1/rerank: "
+        "HTTP 403: Forbidden: origin 10.0.0.5 not allowed by policy; type it into 'rerank_api_key'"
+    )
+    assert sent["reason"].startswith("the server refused the API key: rerank /v1/rerank: HTTP 403: Forbidden: origin")
+    assert "a-key-of-some-kind" not in str(sent)
+
+
+def test_a_probe_that_runs_out_of_time_names_the_route_it_waited_on():
+    hangs = lambda request: hostile.Answer(200, {"Content-Type": "application/json"}, [b"["], every=5)
+    with hostile.serve("tei19", _on("/v1/rerank", hangs)) as srv:
+        report = _probe(srv.url, rerank_timeout=0.5)
+    assert report["verdict"] == "timeout"
+    assert report["reason"].startswith(f"{srv.url} did not answer in time on rerank /v1/rerank: ")
+
+
+def test_the_synchronous_probe_waits_for_the_say_a_passed_probe_goes_on_to_measure():
+    """The probe passes at once; the calibration after it takes longer than the timeout.
+    The synchronous probe (the CLI's, another plugin's) reports the probe, not "not in time"."""
+
+    def slow_calibration(request):
+        body = json.loads(request.body)
+        texts = body.get("texts") or body["documents"]
+        if len(texts) > 3:  # a calibration question (the probe sends three)
+            time.sleep(0.15)
+        scores = [0.9 if "Paris" in t else 0.2 if "Lyon" in t else 0.01 for t in texts]
+        return _json(200, json.dumps([{"index": i, "score": x} for i, x in enumerate(scores)]).encode())(request)
+
+    with hostile.serve("tei19", _on("/rerank", slow_calibration)) as srv:
+        report = reranker.probe({"rerank_endpoint": srv.url + "/rerank", "rerank_timeout": 0.5})
+    assert report["ok"] and report["verdict"] == "ok", report["reason"]
+    assert report["trust"]["say"] != "unmeasured", report["trust"]
+
+
 def test_an_endpoint_with_full_width_letters_is_a_bad_setting_named_in_the_probe():
     port = hostile.free_port()
     report = reranker.probe(
@@ -290,6 +348,12 @@ def test_a_slow_drip_tei_info_is_cut_at_the_probes_deadline():
         assert srv.finished("/info") == 0  # the probe did not sit through the drip
     assert report["ok"] and report["route"] == "tei /rerank"
     assert report["batch_limit"] == 32  # TEI's default: /info could not be read in time
+
+
+def test_a_batch_size_of_true_is_no_count():
+    with hostile.serve("tei19", _on("/info", _json(200, b'{"max_client_batch_size": true}'))) as srv:
+        report = _probe(srv.url)
+    assert report["ok"] and report["batch_limit"] == 32  # not True, which splits into one-document requests
 
 
 def test_tei_info_does_not_follow_a_redirect_while_private_only_is_on():

@@ -13,6 +13,7 @@ import math
 import random
 import threading
 import time
+import unicodedata
 import weakref
 from typing import Any, Sequence
 
@@ -85,11 +86,22 @@ def _build_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(
         # Cross-host redirects drop Authorization in httpx, so a key never follows a redirect away.
         follow_redirects=True,
-        limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+        transport=_StandardReasons(limits=httpx.Limits(max_connections=64, max_keepalive_connections=16)),
         # Only codings response_body.py decodes itself, incrementally and counted.
         headers={"User-Agent": "a0_reranker", "Accept-Encoding": ACCEPT_ENCODING},
         trust_env=False,
     )
+
+
+class _StandardReasons(httpx.AsyncHTTPTransport):
+    """httpx logs every answer's status line at INFO, with the reason phrase the server chose
+    ("HTTP/1.1 401 <anything>"): a server that writes the Authorization header there puts the
+    key into the host's log. The plugin never reads the phrase; the standard one stands in."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await super().handle_async_request(request)
+        response.extensions.pop("reason_phrase", None)
+        return response
 
 
 def _forget_ended_loops() -> None:
@@ -132,9 +144,22 @@ def auth_headers(settings: Settings) -> dict[str, str]:
 
 
 def scrub(text: str, settings: Settings) -> str:
-    """Remove the key and the endpoint's password, in any form, from text that came back from
-    a server (or the transport) before it is stored or shown."""
+    """Text that came back from a server (or the transport) made fit to store or show: one
+    line of visible characters, the key and the endpoint's password removed in any form."""
+    text = one_line(text)  # first: a key split by control characters is still found as spaced
     return key_scrub.scrub(key_scrub.scrub(text, settings.api_key), endpoint_secret(settings.endpoint))
+
+
+# Control and format characters: a newline forges a second log line, an escape sequence
+# clears or recolours a terminal, a right-to-left override reverses what a reason seems to say.
+_INVISIBLE = ("Cc", "Cf", "Zl", "Zp")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control or format character a space."""
+    if text.isprintable():
+        return text
+    return "".join(" " if unicodedata.category(c) in _INVISIBLE else c for c in text)
 
 
 def _retry_after(response: httpx.Response) -> float | None:

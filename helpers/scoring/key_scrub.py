@@ -7,9 +7,10 @@ logged or shown. A server that echoes the Authorization header may send the key 
 any form, so exact matching is not enough:
 
 1. the key's usual encodings are masked wherever they stand: as typed, in any letter case,
-   JSON-escaped, repr-escaped, URL-encoded (either hex case, ``+`` for spaces), HTML-escaped;
+   JSON-escaped, repr-escaped, URL-encoded (either hex case, ``+`` for spaces), HTML-escaped,
+   as hex bytes;
 2. then, if a piece of the key (8 characters; a message may be cut mid-key) can still be
-   found in the text, read as it is or another way (URL- or JSON-decoded, its base64 runs
+   found in the text, read as it is or another way (URL- or JSON-decoded, its base64 and hex runs
    decoded, without the quotes, spaces and commas that split a repr apart), the whole text
    is withheld and a fixed sentence stands in its place.
 """
@@ -31,6 +32,7 @@ WITHHELD = words.KEY_WITHHELD
 # in ordinary words, and a few characters do not give a key away.
 _PIECE = 8
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
+_HEX_RUN = re.compile(r"[0-9A-Fa-f]{16,}")  # 8 bytes: a piece of the key
 _SPLITTERS = re.compile(r"""["'\s,+\\|\[\]]""")  # what a repr, a list or a table puts between parts
 
 
@@ -53,6 +55,7 @@ def _forms(key: str) -> set[str]:
         quote_plus(key, safe=""),
         quote(key),
         html.escape(key),
+        key.encode("utf-8").hex(),  # a server that dumps the header's bytes (either case: IGNORECASE)
     }
     forms |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), f) for f in list(forms)}
     return {f for f in forms if f}
@@ -61,7 +64,7 @@ def _forms(key: str) -> set[str]:
 def _still_holds(text: str, key: str) -> bool:
     pieces = _pieces(key.lower()) | _pieces(_SPLITTERS.sub("", key.lower()))
     readings = [text, unquote(text), unquote_plus(text), _json_unescaped(text), html.unescape(text)]
-    readings += _base64_decoded(text)
+    readings += _base64_decoded(text) + _hex_decoded(text)
     for reading in readings:
         lowered = reading.lower()
         for candidate in (lowered, _SPLITTERS.sub("", lowered)):
@@ -86,6 +89,17 @@ def _json_unescaped(text: str) -> str:
             .replace("\\\\", "\\")
             .replace('\\"', '"')
         )
+
+
+def _hex_decoded(text: str) -> list[str]:
+    """Each run of hex digits decoded as bytes from both alignments (a dump of the header's
+    bytes may be cut anywhere)."""
+    out = []
+    for run in _HEX_RUN.findall(text):
+        for start in range(2):
+            piece = run[start:][: (len(run) - start) // 2 * 2]
+            out.append(bytes.fromhex(piece).decode("latin-1"))
+    return out
 
 
 def _base64_decoded(text: str) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 from .. import vocabulary
 from ..settings_cache import load_settings
 from . import own_loop
-from .async_api import Ranking, arerank, probe_of
+from .async_api import CALIBRATION_S, Ranking, arerank, probe_of
 from .verdicts import ProbeReport, failed
 
 log = logging.getLogger("a0_reranker")
@@ -55,9 +55,11 @@ def probe(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
 
 
 def probe_report(config: Mapping[str, Any] | None = None) -> ProbeReport:
-    """probe's report, typed; a probe that cannot finish in time is reported as failed."""
+    """probe's report, typed; a probe that cannot finish in time is reported as failed.
+    A passed probe goes on to measure the say (up to CALIBRATION_S): waited for too, or a
+    server that passed in a second would read "did not finish in time"."""
     try:
-        timeout = load_settings(config).timeout + 1.0
+        timeout = load_settings(config).timeout + CALIBRATION_S + 1.0
     except Exception:
         timeout = 10.0
     return _run_sync(lambda: probe_of(config), timeout, failed("error", vocabulary.PROBE_NOT_IN_TIME))

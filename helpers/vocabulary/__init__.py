@@ -556,12 +556,15 @@ def probe_unreachable(endpoint: str, reason: str) -> str:
     return f"cannot reach {endpoint}: {reason}"
 
 
-def probe_timeout(endpoint: str, reason: str) -> str:
-    return f"{endpoint} did not answer in time: {reason}"
+def probe_timeout(endpoint: str, route: str, reason: str) -> str:
+    return f"{endpoint} did not answer in time on {route}: {reason}"
 
 
-def probe_auth() -> str:
-    return f"{failure_words('auth')} (HTTP 401/403): check 'rerank_api_key'"
+def probe_auth(key_sent: bool, route: str, said: str) -> str:
+    """A 401/403, with the server's own words (an origin or plan rule says more than "key")."""
+    if key_sent:
+        return f"{failure_words('auth')}: {route}: {said}; check 'rerank_api_key'"
+    return f"the server wants an API key and none is set: {route}: {said}; type it into 'rerank_api_key'"
 
 
 def probe_model(model: str, served: Sequence[str], status: int | None, route: str) -> str:

@@ -22,6 +22,8 @@ def _readings(text: str) -> list[str]:
                 readings.append(base64.b64decode(piece).decode("latin-1"))
             except (binascii.Error, ValueError):
                 pass
+    for run in re.findall(r"[0-9A-Fa-f]{16,}", text):
+        readings += [bytes.fromhex(run[start:][: (len(run) - start) // 2 * 2]).decode("latin-1") for start in (0, 1)]
     return readings
 
 

@@ -4,7 +4,7 @@
 
 Each shape puts the header where a client might quote it, in every form a careless server
 or proxy could produce: as sent, JSON-escaped, URL-encoded, base64 (of the whole header
-line), upper-cased, and split in two pieces of a repr.
+line), upper-cased, split in two pieces of a repr, and as hex bytes.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ def forms(authorization: str) -> str:
             base64.b64encode(f"Authorization: {authorization}".encode()).decode(),
             authorization.upper(),
             f"{authorization[:half]!r} {authorization[half:]!r}",
+            authorization.encode().hex(),
         ]
     )
 

@@ -91,7 +91,7 @@ async def _probe(settings: Settings, deadline: Deadline, report: ProbeReport) ->
     if fallback is not None:
         await _accept(settings, report, *fallback, deadline)
         return
-    _explain_failure(report)
+    _explain_failure(report, settings)
 
 
 async def _try_route(settings: Settings, route: Route, deadline: Deadline) -> Attempt:
@@ -146,10 +146,11 @@ async def _batch_limit(settings: Settings, route: Route, deadline: Deadline) -> 
     base, _ = split_endpoint(settings.endpoint)
     info = await client.get_json(base + "/info", settings, deadline)
     limit = info.get("max_client_batch_size") if isinstance(info, dict) else None
-    return limit if isinstance(limit, int) and limit > 0 else TEI_DEFAULT_BATCH
+    whole = isinstance(limit, int) and not isinstance(limit, bool)  # JSON's true is no count
+    return limit if whole and limit > 0 else TEI_DEFAULT_BATCH
 
 
-def _explain_failure(report: ProbeReport) -> None:
+def _explain_failure(report: ProbeReport, settings: Settings) -> None:
     attempts = report.attempts
     statuses = {a.status for a in attempts}
     if not attempts:
@@ -159,9 +160,14 @@ def _explain_failure(report: ProbeReport) -> None:
     elif all(a.unreachable for a in attempts):
         report.verdict, report.reason = "unreachable", vocabulary.probe_unreachable(report.endpoint, attempts[0].reason)
     elif attempts[-1].timed_out:
-        report.verdict, report.reason = "timeout", vocabulary.probe_timeout(report.endpoint, attempts[-1].reason)
+        report.verdict, report.reason = (
+            "timeout",
+            vocabulary.probe_timeout(report.endpoint, attempts[-1].route.describe(), attempts[-1].reason),
+        )
     elif statuses & {401, 403}:
-        report.verdict, report.reason = "auth", vocabulary.probe_auth()
+        refused = next(a for a in attempts if a.status in (401, 403))
+        report.verdict = "auth"
+        report.reason = vocabulary.probe_auth(bool(settings.api_key), refused.route.describe(), refused.reason)
     elif any(a.models for a in attempts):
         named = next(a for a in attempts if a.models)
         report.verdict, report.served_models = "model", named.models
