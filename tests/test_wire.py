@@ -104,6 +104,12 @@ def test_non_json_bodies_are_malformed(body, content_type, fragment):
         decode_json(body, content_type)
 
 
+def test_json_labelled_html_is_read_as_json():
+    assert decode_json(b'[{"index": 0, "score": 0.5}]', "text/html; charset=utf-8") == [{"index": 0, "score": 0.5}]
+    with pytest.raises(MalformedResponse, match="HTML"):
+        decode_json(b"Service Unavailable", "text/html")
+
+
 def test_a_byte_order_mark_before_json_is_no_content():
     assert decode_json(b'\xef\xbb\xbf[{"index": 0, "score": 0.5}]', "application/json") == [{"index": 0, "score": 0.5}]
 

@@ -16,13 +16,15 @@ def decode_json(content: bytes, content_type: str = "") -> Any:
     text = content.decode("utf-8-sig", errors="replace").strip()  # a byte-order mark is no content
     if not text:
         raise MalformedResponse(words.EMPTY_BODY)
-    if "html" in content_type.lower() or text[:1] == "<":
+    if text[:1] == "<":
         raise MalformedResponse(words.HTML_NOT_JSON)
     try:
         # NaN/Infinity are not JSON; Python would accept them, so refuse them here.
         return json.loads(text, parse_constant=_refuse_constant)
     except ValueError as exc:
-        raise MalformedResponse(words.invalid_json(str(exc))) from None
+        # The body decides, not its label: a proxy may call valid JSON text/html.
+        said = words.HTML_NOT_JSON if "html" in content_type.lower() else words.invalid_json(str(exc))
+        raise MalformedResponse(said) from None
     except RecursionError:  # nested deeper than the interpreter's stack allows
         raise MalformedResponse(words.JSON_NESTED_TOO_DEEP) from None
 
