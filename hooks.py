@@ -75,6 +75,9 @@ def save_plugin_config(settings=None, project_name="", agent_profile="", **kwarg
     from usr.plugins.a0_reranker.helpers.scoring import probing, score
     from usr.plugins.a0_reranker.helpers.settings import PLUGIN_NAME, SettingsError
 
+    refused = config_store.scope_refusal(project_name, agent_profile)
+    if refused:
+        raise SaveRefused(refused)
     try:  # what this scope had before the Save (its own config, else what it inherits)
         previous = plugins.get_plugin_config(
             PLUGIN_NAME, project_name=project_name or "", agent_profile=agent_profile or ""

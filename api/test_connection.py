@@ -2,9 +2,6 @@ import asyncio
 
 from helpers.api import ApiHandler, Request
 
-# The probe has its own deadline (rerank_timeout); this caps the whole answer regardless.
-MAX_WAIT_S = 30.0
-
 
 class TestConnection(ApiHandler):
     """Probe the settings form's current, unsaved values. Always answers JSON (never a
@@ -12,14 +9,16 @@ class TestConnection(ApiHandler):
 
     async def process(self, input: dict, request: Request) -> dict:
         try:
-            from usr.plugins.a0_reranker.helpers import connection_test
+            from usr.plugins.a0_reranker.helpers import connection_test, vocabulary
+            from usr.plugins.a0_reranker.helpers.scoring import async_api
 
             form = input.get("config") if isinstance(input, dict) else None
             # The chat the panel was opened from: its agent's utility model judges (rerank_api: utility).
             context = input.get("context") if isinstance(input, dict) else None
-            return await asyncio.wait_for(connection_test.run(form, context), timeout=MAX_WAIT_S)
+            # The probe has its own deadline (rerank_timeout); this caps the whole answer regardless.
+            return await asyncio.wait_for(connection_test.run(form, context), timeout=async_api.ASKED_WAIT_S)
         except asyncio.TimeoutError:
-            return _failed(input, f"the test took longer than {MAX_WAIT_S:g} s")
+            return _failed(input, vocabulary.took_longer_than(async_api.ASKED_WAIT_S))
         except Exception as exc:
             return _failed(input, f"the test failed: {type(exc).__name__}")
 

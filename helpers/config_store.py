@@ -77,6 +77,23 @@ def prepare_for_save(
     return out
 
 
+def scope_refusal(project_name: Any, agent_profile: Any) -> str | None:
+    """Why a Save's scope names no folder of its own, or None. The host builds the config's
+    path from these names unchecked (``determine_plugin_asset_path``): ``../../x`` would
+    write config.json outside Agent Zero, so the plugin's hook refuses it first."""
+    for what, name in (("project", project_name), ("agent profile", agent_profile)):
+        if name in (None, ""):
+            continue
+        if (
+            not isinstance(name, str)
+            or name.strip() in (".", "..")
+            or any(c in name for c in "/\\")
+            or not name.isprintable()
+        ):
+            return words.scope_not_a_folder(what, shown(name))
+    return None
+
+
 def refusal(settings: Any) -> SettingsError | None:
     """What Save would refuse in a form, asked before Save is pressed (api/settings_check.py):
     ``prepare_for_save``'s own checks on a dry run that stores nothing, no key written and no

@@ -166,7 +166,6 @@ def shown(value: Any) -> str:
 
 # The authority of a URL: after the scheme (if any), up to the path, query or fragment.
 _AUTHORITY = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)?([^/?#]*)")
-_HOST_AND_PORT = re.compile(r"^(?:\[[0-9A-Fa-f:.]*\]|[^:@\[\]]*)(?::[0-9]*)?$")
 
 
 def shown_endpoint(url: str) -> str:
@@ -181,8 +180,9 @@ def shown_endpoint(url: str) -> str:
     rest = url[len(scheme) :]
     if "@" in authority:
         rest = "***@" + authority.rsplit("@", 1)[1] + url[match.end() :]
-    elif scheme and "@" in rest and not _HOST_AND_PORT.match(authority):
-        # Not a host before the path: user info whose password holds / ? or #. Up to the last @.
+    elif scheme and "@" in rest:
+        # User info whose password holds / ? or #, even one that reads as host and port
+        # before it ("admin:2024/pw@proxy"): refused at Save, and masked up to the last @.
         rest = "***@" + rest.rsplit("@", 1)[1]
     marks = [i for i in (rest.find("?"), rest.find("#")) if i >= 0]
     if marks:
@@ -339,11 +339,14 @@ class Settings:
         for key, value in (mapping or {}).items():
             if key in LIMITS:
                 merged[key] = value
+        _refuse_the_key_elsewhere(merged, mapping or {}, env)  # before any refusal quotes a value
         values = {key: coerce(key, merged[key]) for key in LIMITS}
         endpoint = values["rerank_endpoint"].rstrip("/")
         shown_url = shown(shown_endpoint(values["rerank_endpoint"])) if endpoint else ""
         if endpoint and not _is_http_url(endpoint):
             raise SettingsError("rerank_endpoint", words.not_an_http_url(shown_url))
+        if endpoint and "@" in urlsplit(endpoint).path:  # the client would send it to the name before the /
+            raise SettingsError("rerank_endpoint", words.endpoint_problem(shown_url, words.AT_AFTER_HOST))
         if endpoint and (problem := _url_problem(endpoint)):
             raise SettingsError("rerank_endpoint", words.endpoint_problem(shown_url, problem))
         kwargs = {field_name(key): values[key] for key in LIMITS if key != "rerank_api_key"}
@@ -370,6 +373,32 @@ class Settings:
 
     def replace(self, **changes: Any) -> "Settings":
         return dataclasses.replace(self, **changes)
+
+
+# A key shorter than this is no secret worth the check, and could be part of any word.
+_KEY_LEAST = 8
+
+
+def _refuse_the_key_elsewhere(merged: Mapping[str, Any], mapping: Mapping[str, Any], env) -> None:
+    """Refuse a text setting that holds the API key (typed now, or the one stored): pasted
+    into the endpoint (as its password, say), the model or the instruction, it would be
+    saved to config.json and shown wherever that setting is. Named, never quoted."""
+    keys = []
+    typed = merged.get("rerank_api_key")
+    if isinstance(typed, str) and typed.strip() != API_KEY_PLACEHOLDER:
+        keys.append(typed.strip())
+    variable = stored_key.variable_named(mapping)
+    if variable is not None:
+        keys.append(((os.environ if env is None else env).get(variable) or "").strip())
+    keys = [k.lower() for k in keys if len(k) >= _KEY_LEAST]
+    if not keys:
+        return
+    for name, value in merged.items():
+        if name == "rerank_api_key" or LIMITS[name].kind != "str" or not isinstance(value, str):
+            continue
+        text = unquote(value).lower()  # a password in a URL is often percent-encoded
+        if any(key in text or key in value.lower() for key in keys):
+            raise SettingsError(name, words.HOLDS_THE_KEY)
 
 
 def _is_http_url(text: str) -> bool:

@@ -4,6 +4,7 @@ plain text for the agent is vocabulary.status_text."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from .scoring import async_api, calibration, calling_agent, probing, query_budge
 from .scoring.breaker import BREAKER, Shown
 from .scoring.scorers import Choice
 from .scoring.scorers.utility import AnswerTimes
-from .scoring.verdicts import ProbeReport
+from .scoring.verdicts import ProbeReport, failed
 from .settings import PLUGIN_NAME, Settings, SettingsError, shown_endpoint
 from .settings_cache import load_settings
 
@@ -42,8 +43,12 @@ async def collect_probed(agent: Any = None) -> tuple[StatusSummary, ProbeReport]
     if settings is None:
         report = async_api.bad_setting_report(error)
     else:
-        with calling_agent.asking(agent):  # rerank_api utility: this agent's utility model is probed
-            report = await async_api.probe_report(settings, choice)
+        try:
+            async with asyncio.timeout(async_api.ASKED_WAIT_S):  # the agent's turn waits on it
+                with calling_agent.asking(agent):  # rerank_api utility: this agent's utility model is probed
+                    report = await async_api.probe_report(settings, choice)
+        except TimeoutError:
+            report = failed("timeout", vocabulary.took_longer_than(async_api.ASKED_WAIT_S), settings.endpoint)
     return _summary(agent, settings, choice, error), report
 
 

@@ -46,6 +46,9 @@ REFUSED = {
     "line break": lambda root, out: "usr/sha\ndow.jsonl",
     "a folder that does not exist": lambda root, out: "usr/logs/shadow.jsonl",
     "a folder": lambda root, out: "usr/plugins.jsonl",
+    # The file system's own refusal (ENAMETOOLONG), not a traceback out of Save.
+    "a name longer than a file system allows": lambda root, out: "usr/" + "a" * 300 + ".jsonl",
+    "a folder name longer than that": lambda root, out: "usr/" + "b" * 256 + "/x.jsonl",
 }
 
 

@@ -88,9 +88,10 @@ def test_one_function_masks_the_user_info(host):
     # A query or fragment may hold a key: never repeated.
     assert settings.shown_endpoint("http://host:1/?api_key=sk-1234567890") == "http://host:1/?***"
     assert settings.shown_endpoint("http://host/v1/rerank#key") == "http://host/v1/rerank#***"
-    assert (
-        settings.shown_endpoint("http://host:8080/a@b") == "http://host:8080/a@b"
-    )  # an @ in the path is not user info
+    # Nor can an @ after what reads as a host and port be told from a password holding a /
+    # ("admin:2024/pw@proxy": httpx would send it to a host named admin): masked, and refused.
+    assert settings.shown_endpoint("http://admin:2024/Zq9S3cretpw@127.0.0.1:1") == "http://***@127.0.0.1:1"
+    assert settings.shown_endpoint("http://host:8080/a@b") == "http://***@b"
     assert settings.shown_endpoint("") == ""
 
 
@@ -104,10 +105,15 @@ def test_the_secret_scrubbed_is_the_password_or_a_token_in_the_user_name(host):
 
 @pytest.mark.parametrize(
     "endpoint",
-    [f"http://{USER}:S3cret/Proxy#Pass-0123@127.0.0.1:8080", "http://127.0.0.1:8080/?api_key=" + PASSWORD],
-    ids=["password holding / and #", "key in the query"],
+    [
+        f"http://{USER}:S3cret/Proxy#Pass-0123@127.0.0.1:8080",
+        "http://127.0.0.1:8080/?api_key=" + PASSWORD,
+        "http://admin:2024/S3cret-Proxy@127.0.0.1:8080",  # before: saved, and sent to a host named admin
+        "http://admin:/S3cret-Proxy@127.0.0.1:8080",
+    ],
+    ids=["password holding / and #", "key in the query", "a password whose start reads as a port", "and empty"],
 )
-def test_an_endpoint_with_a_query_or_fragment_is_refused_at_save_and_its_secret_not_quoted(host, endpoint):
+def test_an_endpoint_hiding_a_secret_after_its_host_is_refused_at_save_and_not_quoted(host, endpoint):
     # Before: saved (every request then went to "/?api_key=.../v1/rerank"), or quoted whole.
     with pytest.raises(ValueError, match="rerank_endpoint") as refused:
         host.save_config({"rerank_endpoint": endpoint})

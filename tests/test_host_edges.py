@@ -99,6 +99,28 @@ def test_status_tool_healthy_disabled_and_broken(host):
     asyncio.run(main())
 
 
+def test_the_status_tools_probe_waits_no_longer_than_test_connection(host, monkeypatch):
+    """A hung server with rerank_timeout 120 held the agent's turn for the whole timeout
+    (and its calibration after); the tool waits what Test connection waits (ASKED_WAIT_S,
+    made short here) and says so."""
+    monkeypatch.setattr(host.import_plugin("helpers.scoring.async_api"), "ASKED_WAIT_S", 0.5)
+
+    async def main():
+        agent = host.agent()
+        await host.memory(agent)
+        host.call_hook("install")
+        with start("tei19") as srv:
+            srv.set_faults(delay=30)
+            host.set_config({"rerank_endpoint": srv.url, "rerank_timeout": 120})
+            text = await _status(host, agent, probe=True)
+            srv.set_faults()
+        assert text.startswith("RERANKER NOT WORKING (recall uses built-in fusion meanwhile): the test took longer"), (
+            text
+        )
+
+    asyncio.run(main())
+
+
 def test_status_output_never_holds_the_key(host):
     async def main():
         agent = host.agent()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 STORED = "sk-stored-key-0123456789"
 
 
@@ -135,3 +137,65 @@ def test_a_hand_made_request_is_answered_naming_what_is_wrong(host):
     for form in (None, [], "rerank_endpoint=ftp://x", 7):
         answer = check(host, form)
         assert answer["ok"] is False and answer["setting"] == "config", answer
+
+
+KEY = "sk-pasted-twice-0123456789"
+KEY_ELSEWHERE = {
+    "the endpoint's password": ("rerank_endpoint", f"http://user:{KEY}@127.0.0.1:8080"),
+    "the endpoint's user, percent-encoded": ("rerank_endpoint", "http://sk%2Dpasted%2Dtwice%2D0123456789@127.0.0.1:1"),
+    "the endpoint's query": ("rerank_endpoint", f"http://127.0.0.1:8080/rerank?key={KEY}"),
+    "the endpoint, nothing else": ("rerank_endpoint", KEY),
+    "the model, as a header": ("rerank_model", f"Bearer {KEY}"),
+    "the instruction": ("rerank_instruction", f"use {KEY.upper()} please"),
+    "the log's path": ("rerank_shadow_log", f"usr/{KEY}.jsonl"),
+}
+
+
+@pytest.mark.parametrize("setting, value", KEY_ELSEWHERE.values(), ids=KEY_ELSEWHERE.keys())
+def test_the_key_pasted_into_another_field_is_refused_there_and_never_quoted(host, setting, value):
+    """Typed beside the key, or with the key stored from an earlier Save: another field holding
+    it would be saved to config.json and shown wherever that field is (the status tool shows
+    the model). Save, the panel's check and Test connection name the field and quote nothing."""
+    usr = host.config_path().parents[2]
+    for key_field in (KEY, None):  # typed now; then the one stored by the first Save below
+        if key_field is None:
+            assert save(host, {"rerank_api_key": KEY})[0] == 200
+            key_field = "************"  # the placeholder: the stored key
+        form = {"rerank_api_key": key_field, setting: value}
+        before = _tree(usr)
+        answers = [
+            json.loads(save(host, form)[1]),
+            check(host, form),
+            host.run(host.call_api("plugins/a0_reranker/test_connection", {"config": form})).get_json(),
+        ]
+        for answer in answers:
+            assert f"setting '{setting}': holds the API key" in json.dumps(answer), answer
+            assert "pasted-twice" not in json.dumps(answer).lower()
+        assert _tree(usr) == before
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        {"agent_profile": "../../../../escaped"},
+        {"project_name": "..", "agent_profile": "agent0"},
+        {"project_name": "a/b"},
+        {"agent_profile": "a\\b"},
+        {"project_name": "p\nq"},
+    ],
+    ids=["profile climbing out", "project '..'", "a slash", "a backslash", "a line break"],
+)
+def test_a_save_whose_scope_names_no_folder_is_refused_and_writes_nothing(host, scope):
+    """The host builds config.json's path from the scope's names as they come; the plugin's
+    hook is the one place that can stop ../../ from writing outside Agent Zero."""
+    outside = host.root.parent
+    before = sorted(p for p in outside.rglob("config.json"))
+    answer = host.run(
+        host.call_api(
+            "plugins",
+            {"action": "save_config", "plugin_name": "a0_reranker", "settings": {"rerank_timeout": 5}, **scope},
+        )
+    )
+    body = answer.get_json()
+    assert body["ok"] is False and "is not a folder name: nothing was saved" in body["error"], body
+    assert sorted(p for p in outside.rglob("config.json")) == before

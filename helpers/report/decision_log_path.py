@@ -58,6 +58,14 @@ def resolve(raw: str, root: Path | None = None) -> Path:
         inside = ()
     if not inside:
         raise PathRefused(words.path_outside_usr(usr, root, EXAMPLE))
+    try:
+        _check_on_disk(usr, inside, target)
+    except OSError as exc:  # a name longer than the file system allows, a folder it may not read
+        raise PathRefused(words.path_unusable(exc.strerror or type(exc).__name__)) from None
+    return target
+
+
+def _check_on_disk(usr: Path, inside: tuple[str, ...], target: Path) -> None:
     step = usr
     for part in inside:
         step = step / part
@@ -67,7 +75,6 @@ def resolve(raw: str, root: Path | None = None) -> Path:
         raise PathRefused(words.path_no_folder(target.parent))
     if target.exists() and not target.is_file():
         raise PathRefused(words.path_not_file(target))
-    return target
 
 
 def open_for_append(target: Path) -> int:

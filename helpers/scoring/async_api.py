@@ -93,6 +93,9 @@ async def probe_report(settings: Settings, choice: Choice | None) -> ProbeReport
 
 
 CALIBRATION_S = 30.0  # Test connection's calibration: a person waits, but not for ever
+# The most a person waits for a probe they asked for (Test connection, the status tool's
+# probe=true): the probe's own deadline is rerank_timeout (up to 120 s), its say's CALIBRATION_S.
+ASKED_WAIT_S = 30.0
 
 
 def warm_up() -> None:

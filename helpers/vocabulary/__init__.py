@@ -733,6 +733,10 @@ NOT_STRINGS = "query and documents must be strings"
 PROBE_NOT_IN_TIME = "the probe did not finish in time"
 
 
+def took_longer_than(seconds: float) -> str:
+    return f"the test took longer than {seconds:g} s"
+
+
 def bad_setting_reason(exc: BaseException) -> str:
     return f"bad setting: {exc}"
 

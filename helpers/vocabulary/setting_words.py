@@ -34,6 +34,14 @@ def no_control_characters_at_most(chars: int) -> str:
     return f"text without control characters other than line breaks and tabs, at most {chars:,} characters"
 
 
+AT_AFTER_HOST = "an '@' after the host: a password holding '/', '?' or '#' must be percent-encoded (%2F, %3F, %23)"
+HOLDS_THE_KEY = "holds the API key (not shown): type the key into the API key field only"
+
+
+def scope_not_a_folder(what: str, shown: str) -> str:
+    return f"the {what} name {shown} is not a folder name: nothing was saved"
+
+
 def got_expected(shown: str, expected: str) -> str:
     return f"got {shown}, expected {expected}"
 
@@ -104,6 +112,10 @@ def path_outside_usr(usr: object, root: object, example: str) -> str:
 
 def path_symlink(step: object) -> str:
     return f"{step} is a symbolic link; the log is written only to a real file inside usr/"
+
+
+def path_unusable(why: str) -> str:
+    return f"the file system refuses this path ({why})"
 
 
 def path_no_folder(folder: object) -> str:
