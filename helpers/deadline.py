@@ -23,3 +23,13 @@ class Deadline:
 
     def remaining(self) -> float:
         return self.expires_at - time.monotonic()
+
+
+# How far past its deadline an outer guard waits for a call that should have ended at it:
+# the call's own DeadlineExceeded comes first (and counts toward the breaker); the guard only
+# catches a call stuck past it (a scorer that cannot be interrupted, a parse that ran long).
+GRACE_S = 0.25
+
+# The most one recall takes, whatever rerank_timeout says: the host gives its recall 30 s
+# and needs the rest for its own LLM calls and searches (recall/deadlines.py counts it).
+RECALL_SECONDS = 15.0

@@ -186,6 +186,48 @@ def test_retryable_statuses_are_retried_to_the_right_order(status):
         assert len([r for r in srv.requests if r.method == "POST"]) == 3
 
 
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_a_blank_query_is_not_sent_and_costs_the_endpoint_nothing(query):
+    """Sent, a server refuses it (400), and each refusal counted toward the breaker recall
+    shares with every other caller: three calls from another plugin kept recall's reranker
+    out for the cool-down."""
+    with _working("cohere") as srv:
+        config = {"rerank_endpoint": srv.url, "rerank_model": "rerank-v3.5", "rerank_breaker_failures": 1}
+        assert reranker.rerank(QUERY, DOCS, config=config)[0][0] == BEST
+        srv.clear()
+        for _ in range(3):
+            assert reranker.rerank(query, DOCS, config=config) is None
+        assert srv.requests == []
+        assert reranker.rerank(QUERY + "?", DOCS, config=config)[0][0] == BEST  # the breaker is still closed
+
+
+@pytest.mark.parametrize("documents", ["a string of letters", {"a": "b", "c": "d"}, {"one", "two"}, b"bytes"], ids=type)
+def test_documents_that_are_no_list_are_refused_not_ranked_by_character_or_key(documents):
+    with _working() as srv:
+        assert reranker.rerank(QUERY, documents, config={"rerank_endpoint": srv.url}) is None
+        assert asyncio.run(reranker.arerank(QUERY, documents, config={"rerank_endpoint": srv.url})) is None
+        assert srv.requests == []
+
+
+def test_a_scorer_that_overruns_its_deadline_is_not_waited_for(monkeypatch):
+    """BM25 over a huge list runs in a thread that cannot be interrupted: the call returns
+    at its timeout (the caller keeps its order), not when the thread ends."""
+    release = threading.Event()
+
+    async def stuck(self, settings, verdict, query, documents, deadline):
+        await asyncio.to_thread(release.wait, 30)
+        return [0.0] * len(documents)
+
+    async def main():
+        try:
+            return await reranker.arerank(QUERY, DOCS, config={"rerank_api": "lexical", "rerank_timeout": 0.5})
+        finally:
+            release.set()  # before asyncio.run waits for its worker threads to end
+
+    monkeypatch.setattr(type(scorers.LEXICAL), "score", stuck)
+    assert asyncio.run(main()) is None
+
+
 def test_a_connection_reset_is_retried():
     with _working() as srv:
         config = {"rerank_endpoint": srv.url, "rerank_retries": 1}

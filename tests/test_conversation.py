@@ -161,3 +161,14 @@ def test_the_reranker_reads_the_message_alone_on_a_first_turn(host):
         assert not any(w in query for w in GREETING_WORDS + ("{", "tool_name", "journalctl", "Fatal"))
 
     host.run(main())
+
+
+def test_the_hosts_format_without_a_message_holds_no_words_of_the_users(host):
+    """An empty message renders as ``user: {}`` (its empty part removed): that was searched
+    and sent to the reranker as the user's words, "{}"."""
+    conversation = host.import_plugin("helpers.recall.conversation")
+    assert conversation.user_message("user: {}") == ""
+    assert conversation.user_message('user: {"attachments": ["a.png"]}') == ""
+    assert conversation.user_message('user: {"user_message": "where is the backup?"}') == "where is the backup?"
+    said = 'set it to {"retries": 3} please'  # JSON inside plain words: the words, as they are
+    assert conversation.user_message(f"user: {said}") == said

@@ -100,13 +100,17 @@ def user_message(rendered: str) -> str:
 
     The host renders the message as ``user: {"user_message": "...", ...}`` (history label
     plus the JSON of prompts/fw.user_message.md, empty parts removed). Decode that format;
-    anything else is returned as it is."""
+    anything else is returned as it is. The format without its message (an empty one, its
+    part removed: ``user: {}``) holds no words of the user's: ""."""
     text = rendered.strip()
     if text.startswith("user:"):
         text = text[len("user:") :].strip()
     data = _json_object(text)
     message = data.get("user_message") if data is not None else None
-    return message if isinstance(message, str) else text
+    if isinstance(message, str):
+        return message
+    whole_object = data is not None and text.startswith("{") and text.endswith("}")
+    return "" if whole_object else text
 
 
 def _user_words(content: str) -> str:

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
-from ..deadline import Deadline
+from ..deadline import GRACE_S, Deadline
 from .. import vocabulary
 from ..errors import DeadlineExceeded
 from ..report import changes, decision_log
@@ -52,9 +52,7 @@ from . import (
 
 log = logging.getLogger("a0_reranker")
 
-# The reranker's own deadline (rerank_timeout) runs out first: its DeadlineExceeded counts
-# toward the breaker, and this outer guard only catches a call stuck past it.
-TIMEOUT_GRACE_S = 0.25
+TIMEOUT_GRACE_S = GRACE_S  # the outer guard's slack past the reranker's own deadline (deadline.py)
 DEFAULT_SLOTS = 5  # the host's memory_recall_memories_max_result default
 
 
@@ -383,6 +381,8 @@ async def score(memory: Any, search: Search) -> None:
         # does not wait for them (Test connection measures it again).
         search.trust, search.not_asked = kept, True
         return
+    if not search.rerank_query.strip():
+        return  # nothing to judge by (a blank message, no conversation yet): a server would refuse it
     texts_ = [d.page_content for d in search.pool]
     deadline = deadlines.call_deadline(search.call.deadline, settings.timeout)
     try:

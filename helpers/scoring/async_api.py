@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Set as AbstractSet
 from typing import Any, Mapping, Sequence
 
 from .. import vocabulary
-from ..deadline import Deadline
+from ..deadline import GRACE_S, Deadline
 from ..errors import RerankError
 from ..settings import Settings, SettingsError
 from ..settings_cache import load_settings
@@ -30,20 +31,38 @@ def ranking(scores: Sequence[float]) -> Ranking:
     return sorted(((i, s) for i, s in enumerate(scores)), key=lambda pair: (-pair[1], pair[0]))
 
 
+def documents_list(documents: Any) -> list:
+    """The documents as a list, read once (a generator can be read only once). A string, a
+    mapping or a set is no list of documents: it would be ranked by character, by key, or
+    in hash order. Raises ``TypeError``."""
+    if isinstance(documents, (str, bytes, bytearray, Mapping, AbstractSet)):
+        raise TypeError(vocabulary.NOT_A_LIST)
+    return list(documents)
+
+
 async def arerank(query: str, documents: Sequence[str], *, config: Mapping[str, Any] | None = None) -> Ranking | None:
     try:
-        documents = list(documents)
+        documents = documents_list(documents)
         if not documents:
             return []
         if not isinstance(query, str) or not all(isinstance(d, str) for d in documents):
             raise TypeError(vocabulary.NOT_STRINGS)
+        if not query.strip():  # nothing to rank by; sent, a server's 400 would count toward the breaker recall shares
+            raise TypeError(vocabulary.BLANK_QUERY)
         settings = load_settings(config)
         choice = scorers.choose(settings) if settings.enabled else None
         if choice is None:
             return None
-        return ranking((await score_documents(choice, query, documents)).scores)
+        # The scorer's own deadline is rerank_timeout; one that cannot be interrupted (BM25
+        # over a huge list, in a thread) is not waited for past it.
+        async with asyncio.timeout(settings.timeout + GRACE_S):
+            scored = await score_documents(choice, query, documents)
+        return ranking(scored.scores)
     except asyncio.CancelledError:
         raise
+    except TimeoutError:
+        log.info("a0_reranker: rerank unavailable: %s", vocabulary.no_answer_within(settings.timeout))
+        return None
     except (RerankError, SettingsError, TypeError) as exc:
         log.info("a0_reranker: rerank unavailable: %s", exc)
         return None

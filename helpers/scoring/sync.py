@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 from .. import vocabulary
 from ..settings_cache import load_settings
 from . import own_loop
-from .async_api import CALIBRATION_S, Ranking, arerank, probe_of
+from .async_api import CALIBRATION_S, Ranking, arerank, documents_list, probe_of
 from .verdicts import ProbeReport, failed
 
 log = logging.getLogger("a0_reranker")
@@ -40,7 +40,7 @@ def _run_sync(coro_factory, timeout: float, default: Any) -> Any:
 def rerank(query: str, documents: Sequence[str], *, config: Mapping[str, Any] | None = None) -> Ranking | None:
     """Synchronous ``arerank``. Blocks the calling thread for at most the configured timeout."""
     try:
-        documents = list(documents)  # once: a generator can be read only once
+        documents = documents_list(documents)
         if not documents:
             return []
         timeout = load_settings(config).timeout + 1.0

@@ -730,6 +730,8 @@ SHADOW_BUSY = "shadow measurements already running"
 RAN_OUT_BEFORE_ASKED = "the recall's time ran out before the reranker was asked"
 TIMEOUT_REASON = "timeout: no answer within rerank_timeout or the recall's deadline"
 NOT_STRINGS = "query and documents must be strings"
+NOT_A_LIST = "documents must be a list (or any sequence) of strings, not a string, a mapping or a set"
+BLANK_QUERY = "the query is blank: nothing to rank by"
 PROBE_NOT_IN_TIME = "the probe did not finish in time"
 
 
