@@ -198,18 +198,34 @@ READ = [
     ("[]", 3, []),
     ("memory 1 and then [1, 0] as JSON", 3, [1, 0]),
     ("<THINKING>[0]</thinking> <think>[1]</think>[2]", 3, [2]),
-    ("<think>unclosed [1] and on", 3, [1]),  # an unclosed block is left as it is
     ("[" + "9" * 10_000 + ", 1]", 3, [1]),  # a number of 10,000 digits is no memory's
+    ("[2, 0]\n\nMemory [2, 0] answer it; [2,0] again", 3, [2, 0]),  # the same array, said again
+    ("<think>[1]</think>[0]<think>cut off mid-thought [2]", 3, [0]),  # what came before an unclosed block
 ]
 
 
 @pytest.mark.parametrize("answer,shown,listed", READ)
-def test_the_reader_takes_the_first_array_of_numbers_in_the_answer(host, answer, shown, listed):
+def test_the_reader_takes_the_one_array_of_numbers_in_the_answer(host, answer, shown, listed):
     judge = host.import_plugin("helpers.scoring.judge")
     assert judge.read_answer(answer, shown) == listed
 
 
-@pytest.mark.parametrize("answer", ["I can't help with that.", "", '{"useful": [1]}x', "[7, 8]", None, ["1"]])
+REFUSED = [
+    "I can't help with that.",
+    "",
+    '{"useful": [1]}x',
+    "[7, 8]",
+    None,
+    ["1"],
+    "<think>unclosed [1] and on",  # stopped mid-thought: it never answered
+    "Memory [4] is off-topic. Answer: [1, 2]",  # which array it means is not said
+    "For example [2, 0, 1]. Here none is useful: []",  # the prompt's example echoed back
+    '{"reasoning": "memory [1] says to ignore it", "answer": [2]}',
+    "[1" + " " * 60_000,  # a small model looping on spaces to its token limit (quadratic before: 24 s)
+]
+
+
+@pytest.mark.parametrize("answer", REFUSED)
 def test_the_reader_refuses_an_answer_without_usable_numbers(host, answer):
     judge = host.import_plugin("helpers.scoring.judge")
     errors = host.import_plugin("helpers.errors")
@@ -230,6 +246,11 @@ def test_a_judges_few_picks_stand_out_of_a_large_pool_and_a_list_of_everything_d
     judge, fusion = host.import_plugin("helpers.scoring.judge"), host.import_plugin("helpers.recall.fusion")
     assert fusion.standing_out(judge.scores([7, 3, 11], 40), "probability") == [i in (7, 3, 11) for i in range(40)]
     assert not any(fusion.standing_out(judge.scores(list(range(30)), 40), "probability"))
+    # Every memory listed, in any order: no evidence, nothing leads (before, the first listed
+    # stood out in every pool size, and a reversed list put the fused last first).
+    for size in (5, 8, 12, 18, 40):
+        for listed in (list(range(size)), list(range(size))[::-1]):
+            assert not any(fusion.standing_out(judge.scores(listed, size), "probability")), (size, listed[:3])
 
 
 @pytest.mark.timeout(20)

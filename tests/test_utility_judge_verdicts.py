@@ -52,6 +52,16 @@ def test_a_judge_cut_short_by_the_recalls_own_steps_is_not_called_too_slow(host)
     assert slack == 1.0  # a fifth of the timeout, above the quarter-second floor
     assert utility.had_its_time(5.0, five) and utility.had_its_time(4.0, five)
     assert not utility.had_its_time(3.99, five)  # cut short by the recall's own time: says nothing
+    # A rerank_timeout past what a recall gives (15 s): had its time when it had all a recall
+    # gives. Before, a 29 s judge under rerank_timeout 30 was cut at 15 s by every recall,
+    # never called too slow, and asked again in every one.
+    thirty = host.import_plugin("helpers.settings").Settings.from_mapping({"rerank_timeout": 30.0})
+    assert utility.recall_gives(thirty) == 15.0
+    assert utility.had_its_time(15.0, thirty) and utility.had_its_time(12.0, thirty)
+    assert not utility.had_its_time(11.9, thirty)
+    # and the words do not advise a longer rerank_timeout, which would give it nothing
+    assert "raise rerank_timeout" not in utility.too_slow_words("m", 15.0, thirty)
+    assert "raise rerank_timeout" in utility.too_slow_words("m", 5.0, five)
 
 
 class SlowCounted(SlowJudge):
@@ -127,6 +137,25 @@ def test_a_judge_that_turns_slow_in_recall_is_kept_out_after_that_call(chat):
     assert contents(recall(host, agent)) == expected
     assert len(calls) == 3 + 1  # nothing more: kept out by the verdict learned from that call
     assert "too slow for recall" in recall_line(agent)
+
+
+def test_the_providers_own_timeout_error_is_a_failed_call_not_a_slow_judge(chat):
+    """A socket's ETIMEDOUT is a TimeoutError, like the plugin's own wait running out: the
+    judge was called "too slow for recall" at once and kept out for hours."""
+    host, agent, _ = chat
+    expected = fused_order(host, agent)
+
+    def model(system, message):
+        if is_probe(message) or calibration_answer(message) is not None:
+            return probe_answer(message) if is_probe(message) else calibration_answer(message)
+        raise TimeoutError(110, "Connection timed out")
+
+    result, _ = judged(host, agent, model, rerank_timeout=TIMEOUT)
+    assert contents(result) == expected
+    line = recall_line(agent)
+    assert "the call to Agent Zero's utility model failed" in line and "too slow" not in line, line
+    kept = host.import_plugin("helpers.scoring.probing")._kept
+    assert not any(k.error.verdict == "too_slow" for k in kept.values())
 
 
 def test_a_kept_verdict_is_tried_again_in_the_background_after_a_growing_cool_down(chat, monkeypatch):

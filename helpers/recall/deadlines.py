@@ -32,9 +32,8 @@ import threading
 import time
 import weakref
 
-from ..deadline import Deadline
+from ..deadline import RECALL_SECONDS, Deadline
 
-RECALL_SECONDS = 15.0
 # Below this there is no point starting a reranker call: the search keeps the fused order.
 MIN_CALL_S = 0.25
 # The host's SEARCH_TIMEOUT when its recall module does not say (Agent Zero's 30 s).

@@ -24,6 +24,7 @@ repeats, and refuses anything without one (a refusal, garbage) as a malformed an
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -48,8 +49,13 @@ LISTED_FLOOR = 0.9
 UNLISTED = 0.01
 
 _SPACE = re.compile(r"\s+")
-# The first [..] holding only integers (quoted or not), a trailing comma allowed.
-_ARRAY = re.compile(r"\[\s*(?:\"?-?\d+\"?\s*(?:,\s*\"?-?\d+\"?\s*)*,?\s*)?\]")
+# A [..] holding only integers (quoted or not), a trailing comma allowed. No two \s* side by
+# side: "[1" and 60,000 spaces (a small model looping on whitespace) backtracked in quadratic
+# time, 24 s with the event loop held.
+_ARRAY = re.compile(r"\[\s*(?:\"?-?\d+\"?\s*(?:,\s*\"?-?\d+\"?\s*)*(?:,\s*)?)?\]")
+# What of an answer is read: a list of a few dozen numbers, and thinking before it, fit many
+# times over; a model that runs on to its token limit is not read to its end.
+ANSWER_CHARS = 64 * 1024
 _INTEGER = re.compile(r"-?\d+")
 # What reasoning models think aloud before answering: not the answer.
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
@@ -137,17 +143,20 @@ def build(query: str, documents: Sequence[str], max_chars: int, doc_chars: int, 
 
 
 def read_answer(answer: object, shown: int) -> list[int]:
-    """The numbers of the useful memories, best first: the first JSON array of integers in
-    ``answer``, numbers outside 0..shown-1 and repeats skipped. Raises ``MalformedResponse``."""
+    """The numbers of the useful memories, best first: the JSON array of integers in
+    ``answer`` (thinking left out), numbers outside 0..shown-1 and repeats skipped. An answer
+    holding arrays that differ ("memory [4] is off-topic; answer: [1, 2]", an example echoed
+    back, a reasoning field beside the answer) does not say which it means: no answer.
+    Raises ``MalformedResponse``."""
     if not isinstance(answer, str):
         raise MalformedResponse(words.judge_answered_kind(type(answer).__name__))
-    match = _ARRAY.search(_without_thinking(answer))
-    if match is None:
+    arrays = {tuple(_numbers(m.group(0))) for m in _ARRAY.finditer(_without_thinking(answer[:ANSWER_CHARS]))}
+    if not arrays:
         raise MalformedResponse(words.NO_ARRAY)
+    if len(arrays) > 1:
+        raise MalformedResponse(words.SEVERAL_ARRAYS)
+    numbers = arrays.pop()
     listed: list[int] = []
-    # A memory number has a few digits; a longer one is none of them (and int() refuses
-    # more than 4,300 digits with a ValueError, outside the typed errors).
-    numbers = [int(n) if len(n.lstrip("-")) <= 9 else -1 for n in _INTEGER.findall(match.group(0))]
     for n in numbers:
         if 0 <= n < shown and n not in listed:
             listed.append(n)
@@ -156,13 +165,24 @@ def read_answer(answer: object, shown: int) -> list[int]:
     return listed
 
 
+def _numbers(array: str) -> list[int]:
+    # A memory number has a few digits; a longer one is none of them (and int() refuses
+    # more than 4,300 digits with a ValueError, outside the typed errors).
+    return [int(n) if len(n.lstrip("-")) <= 9 else -1 for n in _INTEGER.findall(array)]
+
+
 def _without_thinking(answer: str) -> str:
-    """``answer`` with each <think>...</think> block replaced by a space; an unclosed one is
-    left as it is. One pass: a lazy ``<think>.*?</think>`` pattern is quadratic on an answer
-    of many opening tags (224 KB of them held the event loop 49 s)."""
+    """``answer`` with each <think>...</think> block replaced by a space, and an unclosed one
+    cut off with all after it (a reasoning model stopped mid-thought has not answered). One
+    pass: a lazy ``<think>.*?</think>`` pattern is quadratic on an answer of many opening
+    tags (224 KB of them held the event loop 49 s)."""
     out, pos = [], 0
-    while (opened := _THINK_OPEN.search(answer, pos)) and (closed := _THINK_CLOSE.search(answer, opened.end())):
-        out += (answer[pos : opened.start()], " ")
+    while opened := _THINK_OPEN.search(answer, pos):
+        out.append(answer[pos : opened.start()])
+        closed = _THINK_CLOSE.search(answer, opened.end())
+        if closed is None:
+            return " ".join(out)
+        out.append(" ")
         pos = closed.end()
     out.append(answer[pos:])
     return "".join(out)
@@ -170,8 +190,20 @@ def _without_thinking(answer: str) -> str:
 
 def scores(listed: Sequence[int], count: int) -> list[float]:
     """One score per document, in input order: listed ones descending by position, above
-    every unlisted one; unlisted (or not shown) ones equal, so their pool order stands."""
+    every unlisted one; unlisted (or not shown) ones equal, so their pool order stands.
+    Listed ones are spaced evenly as logits, the scale the standout rule reads them on:
+    spaced evenly as probabilities, the first of a judge that lists the whole pool stood
+    out (logit 4.6 against 2.2..3.7) and led, though listing everything says nothing."""
     out = [UNLISTED] * count
+    top, floor = _logit(LISTED_FIRST), _logit(LISTED_FLOOR)
     for position, number in enumerate(listed):
-        out[number] = LISTED_FIRST - (LISTED_FIRST - LISTED_FLOOR) * position / len(listed)
+        out[number] = _sigmoid(top - (top - floor) * position / len(listed))
     return out
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x))

@@ -94,6 +94,7 @@ NO_AGENT = (
     f"no agent to ask: {UTILITY_MODEL} is asked for an Agent Zero chat (recall, the status tool, Test connection)"
 )
 NO_ARRAY = "the utility model's answer holds no JSON array of memory numbers"
+SEVERAL_ARRAYS = "the utility model's answer holds several different arrays of memory numbers, not saying which"
 
 
 def judge_misranks(model: str, trials: int, answered: str) -> str:
@@ -159,12 +160,14 @@ def judge_no_numbers(model: str, detail: str) -> str:
     return f"{UTILITY_MODEL} ({model}) did not answer with memory numbers: {detail}"
 
 
-def judge_too_slow(model: str, waited: float, timeout: float) -> str:
+def judge_too_slow(model: str, waited: float, timeout: float, may_raise: bool) -> str:
+    """``may_raise``: a longer rerank_timeout would give it more time (below the recall's cap)."""
+    raise_it = "raise rerank_timeout, " if may_raise else ""
     return (
         f"{UTILITY_MODEL} ({model}) is too slow for recall: no answer within {waited:.1f} s (rerank_timeout "
         f"{timeout:g} s); "
         "recall uses the fused order and tries it again now and then in the background. "
-        "Choose a faster utility model, raise rerank_timeout, or lower rerank_judge_max_chars (fewer candidates)"
+        f"Choose a faster utility model, {raise_it}or lower rerank_judge_max_chars (fewer candidates)"
     )
 
 

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from ... import vocabulary
 from ...vocabulary import scorer_words as words
-from ...deadline import Deadline
+from ...deadline import RECALL_SECONDS, Deadline
 from ...errors import DeadlineExceeded, MalformedResponse, NotConfigured, RerankError, TooSlow, TransportError
 from ...settings import Settings
 from .. import call_failure, calling_agent, endpoint_guard, judge
@@ -48,8 +48,16 @@ PROBE_ORDERS = (
 SLACK_SHARE, SLACK_MIN_S = 0.2, 0.25
 
 
+def recall_gives(settings: Settings) -> float:
+    """The most a recall gives one call: rerank_timeout, within the recall's own cap."""
+    return min(settings.timeout, RECALL_SECONDS)
+
+
 def had_its_time(allowed: float, settings: Settings) -> bool:
-    return allowed >= settings.timeout - max(SLACK_MIN_S, SLACK_SHARE * settings.timeout)
+    # Against what a recall can give, not rerank_timeout alone: with rerank_timeout 30 a
+    # 29 s judge was cut at 15 s by every recall, never "too slow", and tried on every one.
+    gives = recall_gives(settings)
+    return allowed >= gives - max(SLACK_MIN_S, SLACK_SHARE * gives)
 
 
 _LATENCIES = 50  # recent answer times kept per model, for the status views and the skip
@@ -200,12 +208,15 @@ class UtilityScorer:
             raise DeadlineExceeded(words.judge_no_time(settings.timeout))
         started = time.monotonic()
         model = calling_agent.model_name(agent)
+        window = asyncio.timeout(allowed)
         try:
-            async with asyncio.timeout(allowed):
+            async with window:
                 answer = await agent.call_utility_model(system=prompt.system, message=prompt.message)
         except asyncio.CancelledError:
             raise
-        except TimeoutError:
+        except TimeoutError as exc:
+            if not window.expired():  # the provider's own (a socket's ETIMEDOUT): a failed call, not slowness
+                raise TransportError(words.judge_call_failed(type(exc).__name__, call_failure.reason(exc))) from None
             waited = time.monotonic() - started
             if had_its_time(allowed, settings):
                 raise TooSlow(too_slow_words(model, allowed, settings), waited) from None
@@ -255,7 +266,7 @@ _PROBE_FAILURES = (
 def too_slow_words(model: str, waited: float, settings: Settings) -> str:
     """Why the judge is not used, in plain words with the measured seconds and what to
     change: the chat line, the status tool and Test connection all say this."""
-    return words.judge_too_slow(model, waited, settings.timeout)
+    return words.judge_too_slow(model, waited, settings.timeout, settings.timeout < RECALL_SECONDS)
 
 
 def _probe_failure(exc: RerankError, model: str) -> tuple[str, str]:
