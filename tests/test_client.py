@@ -209,6 +209,15 @@ def test_documents_that_are_no_list_are_refused_not_ranked_by_character_or_key(d
         assert srv.requests == []
 
 
+def test_a_callers_documents_that_time_out_while_read_give_none_not_an_error():
+    def from_a_socket():
+        yield "a memory"
+        raise TimeoutError("the caller's own read timed out")
+
+    assert asyncio.run(reranker.arerank(QUERY, from_a_socket())) is None
+    assert reranker.rerank(QUERY, from_a_socket()) is None
+
+
 def test_a_scorer_that_overruns_its_deadline_is_not_waited_for(monkeypatch):
     """BM25 over a huge list runs in a thread that cannot be interrupted: the call returns
     at its timeout (the caller keeps its order), not when the thread ends."""

@@ -60,8 +60,8 @@ async def arerank(query: str, documents: Sequence[str], *, config: Mapping[str, 
         return ranking(scored.scores)
     except asyncio.CancelledError:
         raise
-    except TimeoutError:
-        log.info("a0_reranker: rerank unavailable: %s", vocabulary.no_answer_within(settings.timeout))
+    except TimeoutError:  # the cap above (or a caller's generator timing out while read)
+        log.info("a0_reranker: rerank unavailable: %s", vocabulary.RERANK_NOT_IN_TIME)
         return None
     except (RerankError, SettingsError, TypeError) as exc:
         log.info("a0_reranker: rerank unavailable: %s", exc)

@@ -732,6 +732,7 @@ TIMEOUT_REASON = "timeout: no answer within rerank_timeout or the recall's deadl
 NOT_STRINGS = "query and documents must be strings"
 NOT_A_LIST = "documents must be a list (or any sequence) of strings, not a string, a mapping or a set"
 BLANK_QUERY = "the query is blank: nothing to rank by"
+RERANK_NOT_IN_TIME = "no answer within rerank_timeout"
 PROBE_NOT_IN_TIME = "the probe did not finish in time"
 
 
