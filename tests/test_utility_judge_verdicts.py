@@ -158,6 +158,35 @@ def test_the_providers_own_timeout_error_is_a_failed_call_not_a_slow_judge(chat)
     assert not any(k.error.verdict == "too_slow" for k in kept.values())
 
 
+def test_two_chats_first_recalls_at_once_probe_and_measure_the_judge_once(host):
+    """All chats share one event loop: two first recalls that come together asked the same
+    utility model for the probe twice and measured its say twice (3 + 12 calls each), on a
+    model that is often a small local one answering one call at a time."""
+    agent, _ = enabled_store(host)
+    other = host.agent()
+    judge = SlowJudge(0.2)
+    for each in (agent, other):
+        use_utility_model(each, judge)
+    set_plugin(host, rerank_api="utility")
+
+    async def both():
+        return await asyncio.gather(
+            host.recall(agent, QUESTION, HISTORY), host.recall(other, "how do I restart nginx?", "user: hello")
+        )
+
+    first, second = host.run(both())
+    assert first["error"] is None and second["error"] is None
+    probes = [m for _, m in judge.calls if is_probe(m)]
+    measured = [m for _, m in judge.calls if calibration_answer(m) is not None]
+    calibration = host.import_plugin("helpers.scoring.calibration")
+    assert len(probes) == 3  # the three trials, once
+    assert len(measured) == len(calibration.items_for(scorers_of(host).UTILITY))  # each question, once
+
+
+def scorers_of(host):
+    return host.import_plugin("helpers.scoring.scorers")
+
+
 def test_a_kept_verdict_is_tried_again_in_the_background_after_a_growing_cool_down(chat, monkeypatch):
     host, agent, _ = chat
     probing = host.import_plugin("helpers.scoring.probing")

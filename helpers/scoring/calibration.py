@@ -65,6 +65,7 @@ from ..deadline import Deadline
 from ..errors import RerankError
 from ..vocabulary import scorer_words as words
 from . import own_loop, relevant_line
+from .single_flight import SingleFlight
 
 if TYPE_CHECKING:
     from .scorers import Choice
@@ -463,6 +464,7 @@ _known: dict[tuple, Trust] = {}
 _retry: dict[tuple, tuple[float, float]] = {}  # key -> (not before, the next cool-down)
 _measuring: dict[tuple, tuple[object, concurrent.futures.Future]] = {}  # key -> (its token, the measurement)
 _lock = threading.Lock()
+_measuring_here = SingleFlight()  # a scorer measured in the search that asks (the utility judge)
 
 
 def known(choice: Choice | None) -> Trust | None:
@@ -493,9 +495,16 @@ async def trust(
         if not getattr(scorer, "calibrates_apart", True):
             if deadline.remaining() < min(MIN_SECONDS, 0.8 * settings.timeout):
                 return Trust(UNMEASURED, reason=words.TOO_LITTLE_TIME)
-            result = await measure(score, deadline, embedder, items, scale)
-            _remember(key, result)
-            return result
+
+            async def measured() -> Trust:
+                result = await measure(score, deadline, embedder, items, scale)
+                _remember(key, result)
+                return result
+
+            try:  # one measurement for the searches that come while it runs
+                return await _measuring_here.run(key, measured, deadline.remaining())
+            except TimeoutError:
+                return Trust(UNMEASURED, questions=len(items), reason=words.calibration_running(len(items)))
         running = _start(key, score, embedder, items, scale)
         if running is None:
             return Trust(UNMEASURED, reason=words.STOPPING)

@@ -26,10 +26,12 @@ from ..deadline import Deadline
 from ..errors import DeadlineExceeded, NotConfigured, ProbeFailed, RerankError
 from ..settings import Settings
 from .scorers import Choice
+from .single_flight import SingleFlight
 from .verdicts import ProbeReport, Verdict
 
 _cache: dict[tuple, Verdict] = {}
 _cache_lock = threading.Lock()
+_probing = SingleFlight()  # a search's probe: the searches that come meanwhile wait for it
 
 # The failed verdicts kept for a probes_once scorer, and when each is tried again.
 KEPT_VERDICTS = ("too_slow", "misranks")
@@ -142,7 +144,10 @@ async def resolve(choice: Choice, deadline: Deadline) -> Verdict:
     failed = known_failure(choice)
     if failed is not None:
         raise failed
-    report = await _probe(choice.settings, choice, deadline)
+    try:
+        report = await _probing.run(choice.key, lambda: _probe(choice.settings, choice, deadline), deadline.remaining())
+    except TimeoutError:  # another search's probe of it, still under way when this one's time ran out
+        raise DeadlineExceeded(vocabulary.PROBE_NOT_IN_TIME) from None
     if not report.ok or report.result is None:
         if report.verdict == "not_configured":
             raise NotConfigured(report.reason)
