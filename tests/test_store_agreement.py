@@ -378,11 +378,25 @@ def _disagreeing(count):
     return _turns(count), np.random.default_rng(7).normal(size=(count, 64)).astype(np.float32)
 
 
-def test_a_surveyed_word_led_store_goes_back_to_the_embedder_once_it_holds_two_matches():
+def _surveyed(db) -> None:
+    """``db``'s survey, waited for to its end. A search waits SURVEY_WAIT_S for it and lets
+    it go on; on a loaded machine it takes longer, and asyncio.run would cancel it with its
+    loop (these tests failed so under a parallel run)."""
     import asyncio
 
+    async def whole() -> None:
+        await store_agreement.survey(db)
+        running = store_agreement._surveying.get(db)
+        if running is not None:
+            await running
+
+    asyncio.run(whole())
+
+
+def test_a_surveyed_word_led_store_goes_back_to_the_embedder_once_it_holds_two_matches():
+
     db = _Db(*_disagreeing(120))
-    asyncio.run(store_agreement.survey(db))
+    _surveyed(db)
     assert store_agreement.words_lead(db)  # no search seen yet
     store_agreement.note(db, True)
     assert store_agreement.words_lead(db)  # (1 + 2.5) / 6 < 0.6
@@ -391,39 +405,37 @@ def test_a_surveyed_word_led_store_goes_back_to_the_embedder_once_it_holds_two_m
 
 
 def test_the_survey_leaves_out_knowledge_files_and_says_nothing_of_an_index_it_cannot_read():
-    import asyncio
 
     texts, vectors = _disagreeing(120)
     mostly_knowledge = _Db(texts, vectors, knowledge=set(range(store_agreement.SURVEY_LEAST, 120)))
-    asyncio.run(store_agreement.survey(mostly_knowledge))  # 40 memories of the user's: enough
+    _surveyed(mostly_knowledge)  # 40 memories of the user's: enough
     assert store_agreement._surveys[mostly_knowledge].agreement is not None
     mostly_knowledge = _Db(texts, vectors, knowledge=set(range(store_agreement.SURVEY_LEAST - 1, 120)))
-    asyncio.run(store_agreement.survey(mostly_knowledge))  # 39: too few
+    _surveyed(mostly_knowledge)  # 39: too few
     assert store_agreement._surveys[mostly_knowledge].agreement is None
     broken = _Db(texts, vectors, broken=True)
-    asyncio.run(store_agreement.survey(broken))
+    _surveyed(broken)
     assert store_agreement._surveys[broken].agreement is None and not store_agreement.words_lead(broken)
 
 
 def test_a_store_is_surveyed_again_only_once_it_has_doubled():
-    import asyncio
 
     import numpy as np
 
     texts, vectors = _disagreeing(120)
     db = _Db(texts, vectors)
-    asyncio.run(store_agreement.survey(db))
+    _surveyed(db)
     first = store_agreement._surveys[db]
     db.index.ntotal = 239
-    asyncio.run(store_agreement.survey(db))
+    _surveyed(db)
     assert store_agreement._surveys[db] is first
     more = texts + texts
     db2 = _Db(more, np.concatenate([vectors, vectors]))
     db2.index.ntotal = 120
-    asyncio.run(store_agreement.survey(db2))
+    _surveyed(db2)
     assert store_agreement._surveys[db2].size == 120
     db2.index.ntotal = 240
-    asyncio.run(store_agreement.survey(db2))
+    _surveyed(db2)
     assert store_agreement._surveys[db2].size == 240
 
 
