@@ -61,7 +61,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
-from ..deadline import Deadline
+from ..deadline import GRACE_S, Deadline
 from ..errors import RerankError
 from ..vocabulary import scorer_words as words
 from . import own_loop, relevant_line
@@ -502,7 +502,7 @@ async def trust(
                 return result
 
             try:  # one measurement for the searches that come while it runs
-                return await _measuring_here.run(key, measured, deadline.remaining())
+                return await _measuring_here.run(key, measured, deadline.remaining() + GRACE_S)
             except TimeoutError:
                 return Trust(UNMEASURED, questions=len(items), reason=words.calibration_running(len(items)))
         running = _start(key, score, embedder, items, scale)

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from .. import vocabulary
-from ..deadline import Deadline
+from ..deadline import GRACE_S, Deadline
 from ..errors import DeadlineExceeded, NotConfigured, ProbeFailed, RerankError
 from ..settings import Settings
 from .scorers import Choice
@@ -145,7 +145,10 @@ async def resolve(choice: Choice, deadline: Deadline) -> Verdict:
     if failed is not None:
         raise failed
     try:
-        report = await _probing.run(choice.key, lambda: _probe(choice.settings, choice, deadline), deadline.remaining())
+        # The probe ends at its deadline with its own report (too slow, timeout): the grace
+        # lets that report, not this wait's timeout, answer the search that started it.
+        within = deadline.remaining() + GRACE_S
+        report = await _probing.run(choice.key, lambda: _probe(choice.settings, choice, deadline), within)
     except TimeoutError:  # another search's probe of it, still under way when this one's time ran out
         raise DeadlineExceeded(vocabulary.PROBE_NOT_IN_TIME) from None
     if not report.ok or report.result is None:
