@@ -20,7 +20,7 @@ import math
 import statistics
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
-from ..scoring import relevant_line
+from ..scoring import log_odds, relevant_line
 
 RRF_K = 60  # the constant of the original paper; see the README for the k measured here
 # How far above the pool's typical score a reranker's pick must stand to take a place from
@@ -56,7 +56,7 @@ def standing_out(scores: Sequence[float], scale: str) -> list[bool]:
     more than half the pool scores alike) above the pool's median. Probabilities are read
     as logits first, so a sigmoid's saturation near 0 and 1 does not hide how far apart two
     scores are."""
-    values = [_logit(s) for s in scores] if scale == "probability" else [float(s) for s in scores]
+    values = [log_odds.logit(s) for s in scores] if scale == "probability" else [float(s) for s in scores]
     if len(values) < 3:
         return [False] * len(values)
     middle = statistics.median(values)
@@ -231,11 +231,6 @@ def _pstdev(values: Sequence[float]) -> float:
     fractions: a tenth of a millisecond for a pool of 60, on every search)."""
     mean = math.fsum(values) / len(values)
     return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
-
-
-def _logit(p: float) -> float:
-    p = min(max(float(p), 1e-6), 1 - 1e-6)
-    return math.log(p / (1 - p))
 
 
 def combine(fused: Sequence[Any], reranked: Sequence[Any], key: Callable[[Any], Hashable]) -> list:

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Callable, Sequence
 
 from .. import vocabulary
+from ..scoring import log_odds
 from ..settings import Settings
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"  # the host's Memory.get_timestamp(): local time, naive
@@ -29,13 +30,6 @@ class Outcome:
 
 
 # --- relevance on 0..1 ------------------------------------------------------------------
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    z = math.exp(x)
-    return z / (1.0 + z)
-
-
 def normalise(scores: Sequence[float], scale: str) -> list[float]:
     """Relevance on 0..1, so it can be blended with recency and weighed against similarity.
 
@@ -48,7 +42,7 @@ def normalise(scores: Sequence[float], scale: str) -> list[float]:
     if scale == "cosine":
         return [min(1.0, max(0.0, (s + 1) / 2)) for s in scores]
     if scale == "logit":
-        return [_sigmoid(s) for s in scores]
+        return [log_odds.sigmoid(s) for s in scores]
     if scale in ("bm25", "fused"):  # no fixed range: relative to the pool's best
         top = max(scores, default=0.0)
         return [max(0.0, s) / top if top > 0 else 0.0 for s in scores]

@@ -24,7 +24,6 @@ repeats, and refuses anything without one (a refusal, garbage) as a malformed an
 from __future__ import annotations
 
 import functools
-import math
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -34,6 +33,7 @@ import jinja2
 from ..errors import MalformedResponse
 from ..settings import PLUGIN_DIR
 from ..vocabulary import scorer_words as words
+from . import log_odds
 
 SYSTEM_TEMPLATE = "a0_reranker.judge.sys.md"
 MESSAGE_TEMPLATE = "a0_reranker.judge.msg.md"
@@ -195,15 +195,7 @@ def scores(listed: Sequence[int], count: int) -> list[float]:
     spaced evenly as probabilities, the first of a judge that lists the whole pool stood
     out (logit 4.6 against 2.2..3.7) and led, though listing everything says nothing."""
     out = [UNLISTED] * count
-    top, floor = _logit(LISTED_FIRST), _logit(LISTED_FLOOR)
+    top, floor = log_odds.logit(LISTED_FIRST), log_odds.logit(LISTED_FLOOR)
     for position, number in enumerate(listed):
-        out[number] = _sigmoid(top - (top - floor) * position / len(listed))
+        out[number] = log_odds.sigmoid(top - (top - floor) * position / len(listed))
     return out
-
-
-def _logit(p: float) -> float:
-    return math.log(p / (1 - p))
-
-
-def _sigmoid(x: float) -> float:
-    return 1 / (1 + math.exp(-x))
