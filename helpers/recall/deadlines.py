@@ -39,7 +39,7 @@ MIN_CALL_S = 0.25
 # The host's SEARCH_TIMEOUT when its recall module does not say (Agent Zero's 30 s).
 HOST_TIMEOUT_S = 30.0
 # What the plugin leaves of the host's time: the grace of its own guards past the deadline
-# (2 x pipeline.TIMEOUT_GRACE_S), the host's own search on a fallback, the host's own cut.
+# (2 x deadline.GRACE_S), the host's own search on a fallback, the host's own cut.
 HOST_MARGIN_S = 1.5
 # The host's post-filter (memory_recall_post_filter) is one more utility model call after
 # both searches; the recall leaves it this much of the host's time.

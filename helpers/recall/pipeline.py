@@ -52,7 +52,6 @@ from . import (
 
 log = logging.getLogger("a0_reranker")
 
-TIMEOUT_GRACE_S = GRACE_S  # the outer guard's slack past the reranker's own deadline (deadline.py)
 DEFAULT_SLOTS = 5  # the host's memory_recall_memories_max_result default
 
 
@@ -394,7 +393,7 @@ async def score(memory: Any, search: Search) -> None:
         solutions = [d.page_content for d in search.sibling.pool] if search.sibling is not None else []
         if deadline.remaining() < deadlines.MIN_CALL_S:
             raise DeadlineExceeded(vocabulary.RAN_OUT_BEFORE_ASKED)
-        async with asyncio.timeout(deadline.remaining() + TIMEOUT_GRACE_S):
+        async with asyncio.timeout(deadline.remaining() + GRACE_S):  # the outer guard (deadline.py)
             if choice.scorer.judges_recall_at_once:
                 slots = (
                     search.slots,

@@ -28,6 +28,7 @@ import time
 from typing import Any, Callable
 
 from .. import settings_cache
+from ..deadline import GRACE_S
 from ..report.stats import STATS  # noqa: F401  (the tests and the bench read the counters here)
 from ..scoring import calling_agent
 from ..settings import PLUGIN_NAME, Settings
@@ -219,7 +220,7 @@ async def search_for_caller(original, signature, frame, memory, args, kwargs):
     try:
         # The recall's deadline bounds the plugin's own steps too (a slow embedder, a huge
         # store): past it, the host's own answer, while the host still has time to use it.
-        async with asyncio.timeout(max(deadlines.MIN_CALL_S, call.deadline.remaining()) + 2 * pipeline.TIMEOUT_GRACE_S):
+        async with asyncio.timeout(max(deadlines.MIN_CALL_S, call.deadline.remaining()) + 2 * GRACE_S):
             with calling_agent.asking(call.agent):  # the utility-model judge asks this agent's model
                 await pipeline.run(memory, search)  # its last stage records what the search did
     except asyncio.CancelledError:
