@@ -146,7 +146,7 @@ def auth_headers(settings: Settings) -> dict[str, str]:
 def scrub(text: str, settings: Settings) -> str:
     """Text that came back from a server (or the transport) made fit to store or show: one
     line of visible characters, the key and the endpoint's password removed in any form."""
-    text = one_line(text)  # first: a key split by control characters is still found as spaced
+    text = visible_line(text)  # first: a key split by control characters is still found as spaced
     return key_scrub.scrub(key_scrub.scrub(text, settings.api_key), endpoint_secret(settings.endpoint))
 
 
@@ -155,7 +155,7 @@ def scrub(text: str, settings: Settings) -> str:
 _INVISIBLE = ("Cc", "Cf", "Zl", "Zp")
 
 
-def one_line(text: str) -> str:
+def visible_line(text: str) -> str:
     """``text`` with every control or format character a space."""
     if text.isprintable():
         return text
