@@ -77,6 +77,11 @@ def prepare_for_save(
     return out
 
 
+# The longest file name the common file systems take (bytes): a longer scope name made the
+# host's own write fail with a traceback after the hook had let it through.
+_NAME_MAX = 255
+
+
 def scope_refusal(project_name: Any, agent_profile: Any) -> str | None:
     """Why a Save's scope names no folder of its own, or None. The host builds the config's
     path from these names unchecked (``determine_plugin_asset_path``): ``../../x`` would
@@ -89,6 +94,7 @@ def scope_refusal(project_name: Any, agent_profile: Any) -> str | None:
             or name.strip() in (".", "..")
             or any(c in name for c in "/\\")
             or not name.isprintable()
+            or len(name.encode("utf-8", "replace")) > _NAME_MAX
         ):
             return words.scope_not_a_folder(what, shown(name))
     return None

@@ -182,8 +182,9 @@ def test_the_key_pasted_into_another_field_is_refused_there_and_never_quoted(hos
         {"project_name": "a/b"},
         {"agent_profile": "a\\b"},
         {"project_name": "p\nq"},
+        {"agent_profile": "p" * 256},
     ],
-    ids=["profile climbing out", "project '..'", "a slash", "a backslash", "a line break"],
+    ids=["profile climbing out", "project '..'", "a slash", "a backslash", "a line break", "longer than a file name"],
 )
 def test_a_save_whose_scope_names_no_folder_is_refused_and_writes_nothing(host, scope):
     """The host builds config.json's path from the scope's names as they come; the plugin's
